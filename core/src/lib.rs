@@ -1,0 +1,33 @@
+//! Pieces every dsh-fs layer shares: the closed set of error codes, the value
+//! types that cross the provider seam, and the byte-faithful text handling
+//! (decoding, content hashing, CRLF-aware literal edits) that each backend uses.
+//!
+//! The tools component (`dsh-fs-tools`) and every provider (`dsh-fs` host
+//! backends, the provider components) depend on this crate, so an error code
+//! or an edit means the same thing on every side of the seam.
+//!
+//! ```
+//! use dsh_fs_core::{EditRequest, splice};
+//!
+//! // A CRLF file: the model writes "\n", the file keeps "\r\n".
+//! let file = b"one\r\ntwo\r\nthree\r\n";
+//! let edit = EditRequest::new("two\nthree", "2\n3", false);
+//! let out = splice::apply(file, &edit).unwrap();
+//! assert_eq!(out.bytes, b"one\r\n2\r\n3\r\n");
+//! assert_eq!(out.replacements, 1);
+//! ```
+#![deny(missing_docs)]
+
+mod error;
+pub mod splice;
+pub mod text;
+mod types;
+
+pub use error::{ErrorCode, FsError};
+pub use types::{
+    EditOutcome, EditRequest, EntryKind, FsInfo, TextContent, Version, WriteIntent, WriteOperation,
+    WriteOutcome,
+};
+
+/// Files at or above this size are read through `stream-text`, never whole.
+pub const STREAM_THRESHOLD: u64 = 10 * 1024 * 1024;

@@ -1,0 +1,96 @@
+//! Value types that cross the provider seam; each mirrors a record or variant
+//! of `wit/types.wit`.
+
+/// Opaque freshness token made by a provider.
+pub type Version = String;
+
+/// What a path names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A regular file.
+    File,
+    /// A directory or object-store prefix.
+    Directory,
+    /// FIFO, socket, device.
+    Other,
+}
+
+/// Metadata of an existing entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FsInfo {
+    /// Metadata-derived version.
+    pub version: Version,
+    /// What the entry is.
+    pub kind: EntryKind,
+    /// Size in bytes, when known.
+    pub size: Option<u64>,
+}
+
+/// A whole file's decoded text and the version of exactly those bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextContent {
+    /// UTF-8 text without a leading BOM.
+    pub text: String,
+    /// Version of the bytes decoded into `text`.
+    pub version: Version,
+}
+
+/// The guard a write runs under.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WriteIntent {
+    /// Create only; an existing file is `not-observed`.
+    CreateIfAbsent,
+    /// Replace only while the content is still the one at this version.
+    ReplaceIfVersion(Version),
+}
+
+/// What a write did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteOperation {
+    /// The file was created.
+    Created,
+    /// An existing file was replaced.
+    Updated,
+}
+
+/// The result of a successful write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteOutcome {
+    /// Created or updated.
+    pub operation: WriteOperation,
+    /// Version of the written content.
+    pub version: Version,
+}
+
+/// A literal replacement inside one text file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EditRequest {
+    /// Text to find (CRLF seen as LF); never empty.
+    pub old_string: String,
+    /// Replacement text.
+    pub new_string: String,
+    /// Replace every occurrence instead of exactly one.
+    pub replace_all: bool,
+}
+
+impl EditRequest {
+    /// A request replacing `old` by `new`.
+    pub fn new(old: impl Into<String>, new: impl Into<String>, replace_all: bool) -> Self {
+        EditRequest {
+            old_string: old.into(),
+            new_string: new.into(),
+            replace_all,
+        }
+    }
+}
+
+/// The result of a successful edit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EditOutcome {
+    /// Number of occurrences replaced.
+    pub replacements: u32,
+    /// Version after the edit.
+    pub version: Version,
+    /// 1-based line where the first replacement starts.
+    pub first_line: u64,
+}

@@ -1,0 +1,138 @@
+//! Model-facing errors: a stable code and one line that says what went wrong
+//! and what to do next. The remedy for each provider error lives here, once.
+
+use dsh_fs_core::{ErrorCode, FsError};
+
+/// A failed tool call as the model sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolError {
+    /// Stable code: `INVALID_ARGS`, `UNKNOWN_TOOL`, or an `FS_*` code.
+    pub code: String,
+    /// What went wrong and the next step.
+    pub message: String,
+}
+
+/// Which tool failed, to tailor the remedy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tool {
+    /// `read`
+    Read,
+    /// `write`
+    Write,
+    /// `edit`
+    Edit,
+}
+
+impl Tool {
+    /// The public name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::Read => "read",
+            Tool::Write => "write",
+            Tool::Edit => "edit",
+        }
+    }
+}
+
+impl ToolError {
+    /// Bad arguments: names the tool and what to fix.
+    #[cold]
+    pub fn invalid_args(tool: &str, what: impl std::fmt::Display) -> Self {
+        ToolError {
+            code: "INVALID_ARGS".into(),
+            message: format!("{tool}: {what}. Fix the arguments and call {tool} again."),
+        }
+    }
+
+    /// A tool name the component does not have.
+    #[cold]
+    pub fn unknown_tool(name: &str) -> Self {
+        let shown: String = name.chars().take(64).collect();
+        ToolError {
+            code: "UNKNOWN_TOOL".into(),
+            message: format!(
+                "there is no tool named {shown:?}; the tools are read, write and edit."
+            ),
+        }
+    }
+
+    /// A provider error with the remedy for `tool`.
+    #[cold]
+    pub fn from_fs(tool: Tool, err: FsError) -> Self {
+        let remedy = remedy(tool, err.code);
+        let mut message = err.message;
+        if !message.ends_with('.') {
+            message.push('.');
+        }
+        if !remedy.is_empty() {
+            message.push(' ');
+            message.push_str(remedy);
+        }
+        ToolError {
+            code: err.code.as_str().into(),
+            message,
+        }
+    }
+
+    /// The text shown to the model: `CODE: message`.
+    pub fn text(&self) -> String {
+        format!("{}: {}", self.code, self.message)
+    }
+}
+
+/// What the model should try next after `code` from `tool`.
+fn remedy(tool: Tool, code: ErrorCode) -> &'static str {
+    use ErrorCode::*;
+    match (code, tool) {
+        (NotFound, Tool::Edit) => "Check the path; use write to create a new file.",
+        (NotFound, _) => "Check the path and try again.",
+        (NotText, _) => "These tools handle UTF-8 text files only.",
+        (NotRegularFile, _) => "Give the path of a regular file.",
+        (NotDirectory, _) => "A parent of that path is a file; choose another path.",
+        (StaleVersion, _) => "Read the file again, then retry the change on its current content.",
+        (NotObserved, Tool::Write) => {
+            "Read it first (any window counts), then retry the write, or write to a new path."
+        }
+        (NotObserved, _) => "Read it first (any window counts), then retry.",
+        (AmbiguousEdit, _) => {
+            "Add surrounding lines to old_string so it matches exactly one place, or set replace_all to true."
+        }
+        (EditNotFound, _) => {
+            "Read the file again and copy old_string exactly, including whitespace and indentation."
+        }
+        (SandboxDenied, _) => "Use a path inside the workspace.",
+        (PermissionDenied, _) => "The file cannot be accessed; choose another path.",
+        (TooLarge, Tool::Read) => "Read a smaller window with offset and limit.",
+        (TooLarge, _) => "The file is too large for this operation.",
+        (IoError, _) | (Aborted, _) => {
+            "Retry the call once; if it fails again, stop and report it."
+        }
+        (InvalidInput, _) => "Fix the argument and retry.",
+        _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_has_a_remedy_for_every_tool() {
+        for code in ErrorCode::ALL {
+            for tool in [Tool::Read, Tool::Write, Tool::Edit] {
+                assert!(!remedy(tool, code).is_empty(), "{code} {tool:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn message_carries_the_code_and_the_next_step() {
+        let e = ToolError::from_fs(Tool::Edit, FsError::stale("a.txt"));
+        assert_eq!(e.code, "FS_STALE_VERSION");
+        assert_eq!(
+            e.text(),
+            "FS_STALE_VERSION: a.txt changed since it was last read. \
+             Read the file again, then retry the change on its current content."
+        );
+    }
+}

@@ -1,0 +1,51 @@
+//! The provider seam as the tools see it: a Rust trait mirroring
+//! `dsh:fs/provider`, so the same tool logic runs over the WIT import inside
+//! the component and over any native backend in tests and benchmarks.
+
+use dsh_fs_core::{
+    EditOutcome, EditRequest, FsError, FsInfo, TextContent, WriteIntent, WriteOutcome,
+};
+
+/// A filesystem the tools can use. See `wit/provider.wit` for the contract of
+/// each operation; this trait restates it without the WIT types.
+pub trait Provider {
+    /// A resolved path (the WIT `target` resource).
+    type Target;
+    /// A chunked reader (the WIT `text-stream` resource).
+    type Stream: TextStream;
+
+    /// Turns a model path into a target, refusing paths outside the root.
+    fn resolve(&self, path: &str) -> Result<Self::Target, FsError>;
+    /// The path to show to the model.
+    fn display_path(&self, target: &Self::Target) -> String;
+    /// The stable identity the policy keys observations by.
+    fn key(&self, target: &Self::Target) -> String;
+    /// Metadata, or `None` when the target does not exist.
+    fn stat(&self, target: &Self::Target) -> Result<Option<FsInfo>, FsError>;
+    /// The whole decoded text; `too-large` beyond `max_bytes`.
+    fn read_text(&self, target: &Self::Target, max_bytes: u64) -> Result<TextContent, FsError>;
+    /// The decoded text in chunks.
+    fn stream_text(&self, target: &Self::Target) -> Result<Self::Stream, FsError>;
+    /// Atomic whole-file write under `intent`.
+    fn write_text(
+        &self,
+        target: &Self::Target,
+        content: &str,
+        intent: Option<WriteIntent>,
+    ) -> Result<WriteOutcome, FsError>;
+    /// Guarded, byte-faithful literal edit.
+    fn edit_text(
+        &self,
+        target: &Self::Target,
+        edit: &EditRequest,
+        expected: Option<&str>,
+    ) -> Result<EditOutcome, FsError>;
+}
+
+/// A chunked reader of one file's decoded text.
+pub trait TextStream {
+    /// The next chunk (at most `max_bytes` bytes of UTF-8), `None` at the end.
+    fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, FsError>;
+    /// The version of everything streamed; `None` before the end.
+    fn version(&self) -> Option<String>;
+}

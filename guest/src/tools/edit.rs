@@ -1,0 +1,154 @@
+//! `edit`: literal replacement of `old_string` by `new_string`. The provider
+//! matches and splices under its lock; this file validates, asks the policy
+//! for the expected version and renders a compact diff.
+
+use super::args::Args;
+use super::{Session, ToolDefinition, plural};
+use crate::error::{Tool, ToolError};
+use crate::provider::Provider;
+use dsh_fs_core::splice::fold_crlf;
+use dsh_fs_core::{EditRequest, ErrorCode, FsError};
+
+const FIELDS: &[&str] = &["file_path", "old_string", "new_string", "replace_all"];
+/// Lines shown per side of the diff excerpt.
+const DIFF_LINES: usize = 8;
+
+pub(super) fn definition() -> ToolDefinition {
+    ToolDefinition {
+        name: "edit",
+        description: concat!(
+            "Replace exact text in an existing UTF-8 text file: old_string is matched literally ",
+            "(no regex; line endings CRLF and LF are treated alike) and must occur exactly once unless ",
+            "replace_all is true. Only the matched text changes; every other byte, including line ",
+            "endings, is kept. ",
+            policy_note!()
+        ),
+        guidance: "Copy old_string from the read output without the `N: ` line-number prefix, \
+keeping indentation exactly. Include enough surrounding lines to make it unique; \
+FS_AMBIGUOUS_EDIT lists the lines where it matched. FS_EDIT_NOT_FOUND means the text is not \
+there as given: read the file again. An empty new_string deletes the match.",
+        parameters: serde_json::json!({
+            "type": "object",
+            "properties": {
+                "file_path": {
+                    "type": "string",
+                    "description": "Path of the file to edit, relative to the workspace root (or absolute inside it)."
+                },
+                "old_string": {
+                    "type": "string", "minLength": 1,
+                    "description": "The exact text to replace, without line-number prefixes."
+                },
+                "new_string": {
+                    "type": "string",
+                    "description": "The replacement text; must differ from old_string. Empty deletes the match."
+                },
+                "replace_all": {
+                    "type": "boolean", "default": false,
+                    "description": "Replace every occurrence of old_string instead of requiring exactly one."
+                }
+            },
+            "required": ["file_path", "old_string", "new_string"],
+            "additionalProperties": false
+        })
+        .to_string(),
+    }
+}
+
+pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<String, ToolError> {
+    let mut args = Args::parse("edit", FIELDS, json)?;
+    let path = args.string("file_path")?;
+    let old = args.string("old_string")?;
+    let new = args.string("new_string")?;
+    let replace_all = args.flag("replace_all")?.unwrap_or(false);
+    if old.is_empty() {
+        return Err(ToolError::invalid_args(
+            "edit",
+            "`old_string` must not be empty (use write to create a file)",
+        ));
+    }
+    if fold_crlf(&old) == fold_crlf(&new) {
+        return Err(ToolError::invalid_args(
+            "edit",
+            "`new_string` is identical to `old_string`, so nothing would change",
+        ));
+    }
+
+    let fail = |e| ToolError::from_fs(Tool::Edit, e);
+    let target = session.resolve(Tool::Edit, &path)?;
+    let key = session.provider.key(&target);
+    let display = session.provider.display_path(&target);
+    let expected = session.policy.edit_guard(&key).map_err(|_| {
+        fail(FsError::new(
+            ErrorCode::NotObserved,
+            format!("{display} has not been read in this session"),
+        ))
+    })?;
+    let request = EditRequest {
+        old_string: old,
+        new_string: new,
+        replace_all,
+    };
+    let outcome = session
+        .provider
+        .edit_text(&target, &request, expected.as_deref())
+        .map_err(fail)?;
+    session.policy.observe(key, outcome.version);
+
+    let mut out = if outcome.replacements == 1 {
+        format!(
+            "Edited {display}: 1 replacement at line {}.",
+            outcome.first_line
+        )
+    } else {
+        format!(
+            "Edited {display}: {} (first at line {}).",
+            plural(outcome.replacements.into(), "replacement", "replacements"),
+            outcome.first_line
+        )
+    };
+    out.push('\n');
+    out.push_str(&diff_excerpt(
+        &request.old_string,
+        &request.new_string,
+        outcome.first_line,
+    ));
+    Ok(out)
+}
+
+/// `@@ line N @@` followed by the removed and added lines, at most
+/// [`DIFF_LINES`] a side, long lines shortened.
+fn diff_excerpt(old: &str, new: &str, line: u64) -> String {
+    let mut out = format!("@@ line {line} @@");
+    for (sign, text) in [('-', fold_crlf(old)), ('+', fold_crlf(new))] {
+        let lines: Vec<&str> = text.lines().collect();
+        for l in lines.iter().take(DIFF_LINES) {
+            out.push('\n');
+            out.push(sign);
+            out.extend(l.chars().take(200));
+            if l.chars().nth(200).is_some() {
+                out.push('…');
+            }
+        }
+        if lines.len() > DIFF_LINES {
+            let more = (lines.len() - DIFF_LINES) as u64;
+            out.push_str(&format!(
+                "\n{sign}… {}",
+                plural(more, "more line", "more lines")
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::diff_excerpt;
+
+    #[test]
+    fn diff_shows_both_sides() {
+        assert_eq!(diff_excerpt("a\r\nb", "c", 3), "@@ line 3 @@\n-a\n-b\n+c");
+        assert_eq!(diff_excerpt("a", "", 1), "@@ line 1 @@\n-a");
+        let many = "x\n".repeat(20);
+        assert!(diff_excerpt(&many, "y", 1).contains("-… 12 more lines"));
+    }
+}

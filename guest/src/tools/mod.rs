@@ -1,0 +1,198 @@
+//! The executor: tool definitions, argument parsing and dispatch to the one
+//! file per tool. A [`Session`] owns the policy's observations.
+
+/// The sentence about the observation policy that every mutating tool's
+/// description carries (a macro so `concat!` can splice it into literals).
+macro_rules! policy_note {
+    () => {
+        "Files are protected by a read-before-write policy: you must read an existing file in this \
+session (any window of it counts) before you write or edit it, and if it changed on disk since your \
+last read the call fails with FS_STALE_VERSION and you must read it again."
+    };
+}
+
+mod args;
+mod edit;
+mod read;
+mod write;
+
+use crate::error::{Tool, ToolError};
+use crate::policy::Policy;
+use crate::provider::Provider;
+
+/// One tool as the model sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolDefinition {
+    /// `read`, `write` or `edit`.
+    pub name: &'static str,
+    /// What the tool does, including the observation policy.
+    pub description: &'static str,
+    /// Longer advice for a system prompt.
+    pub guidance: &'static str,
+    /// JSON Schema of the arguments.
+    pub parameters: String,
+}
+
+/// The answer to one call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolResult {
+    /// The text for the model.
+    pub text: String,
+    /// The structured error, when the call failed.
+    pub error: Option<ToolError>,
+}
+
+impl ToolResult {
+    fn ok(text: String) -> Self {
+        ToolResult { text, error: None }
+    }
+
+    fn err(error: ToolError) -> Self {
+        ToolResult {
+            text: error.text(),
+            error: Some(error),
+        }
+    }
+
+    /// Whether the call failed.
+    pub fn is_error(&self) -> bool {
+        self.error.is_some()
+    }
+}
+
+/// The definitions of every tool, in a stable order.
+pub fn definitions() -> Vec<ToolDefinition> {
+    vec![read::definition(), write::definition(), edit::definition()]
+}
+
+/// One agent session over a provider: the owner of observations.
+#[derive(Debug)]
+pub struct Session<P> {
+    provider: P,
+    policy: Policy,
+}
+
+impl<P: Provider> Session<P> {
+    /// A session with no observations; `observation_policy = false` makes
+    /// every write and edit unconditional.
+    pub fn new(provider: P, observation_policy: bool) -> Self {
+        Session {
+            provider,
+            policy: Policy::new(observation_policy),
+        }
+    }
+
+    /// The provider this session uses.
+    pub fn provider(&self) -> &P {
+        &self.provider
+    }
+
+    /// Runs one call. Never panics on bad input: every failure is an error result.
+    pub fn execute(&mut self, tool: &str, arguments_json: &str) -> ToolResult {
+        let outcome = match tool {
+            "read" => read::run(self, arguments_json),
+            "write" => write::run(self, arguments_json),
+            "edit" => edit::run(self, arguments_json),
+            other => Err(ToolError::unknown_tool(other)),
+        };
+        match outcome {
+            Ok(text) => ToolResult::ok(text),
+            Err(e) => ToolResult::err(e),
+        }
+    }
+
+    /// Resolves `path` for `tool`, mapping failures to the model-facing error.
+    fn resolve(&self, tool: Tool, path: &str) -> Result<P::Target, ToolError> {
+        self.provider
+            .resolve(path)
+            .map_err(|e| ToolError::from_fs(tool, e))
+    }
+}
+
+/// Formats `n` with a unit, `1 line` / `2 lines`.
+fn plural(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    #[test]
+    fn schemas_are_snake_case_with_the_documented_required_sets() {
+        let defs = definitions();
+        let names: Vec<_> = defs.iter().map(|d| d.name).collect();
+        assert_eq!(names, ["read", "write", "edit"]);
+        let expect: [(&str, &[&str], &[&str]); 3] = [
+            ("read", &["file_path"], &["offset", "limit"]),
+            ("write", &["file_path", "content"], &[]),
+            (
+                "edit",
+                &["file_path", "old_string", "new_string"],
+                &["replace_all"],
+            ),
+        ];
+        for (def, (name, required, optional)) in defs.iter().zip(expect) {
+            assert_eq!(def.name, name);
+            let schema: Value = serde_json::from_str(&def.parameters).unwrap();
+            assert_eq!(schema["type"], "object");
+            assert_eq!(schema["additionalProperties"], false);
+            let req: Vec<&str> = schema["required"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap())
+                .collect();
+            assert_eq!(req, required, "{name}");
+            let props = schema["properties"].as_object().unwrap();
+            let mut all: Vec<&str> = required.iter().chain(optional).copied().collect();
+            all.sort();
+            let mut got: Vec<&str> = props.keys().map(String::as_str).collect();
+            got.sort();
+            assert_eq!(got, all, "{name}");
+            for (key, prop) in props {
+                assert!(
+                    key.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
+                    "{key}"
+                );
+                assert!(
+                    prop["description"].as_str().is_some_and(|d| !d.is_empty()),
+                    "{key}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn replace_all_defaults_to_false_and_limits_are_declared() {
+        let defs = definitions();
+        let edit: Value = serde_json::from_str(&defs[2].parameters).unwrap();
+        assert_eq!(edit["properties"]["replace_all"]["default"], false);
+        assert_eq!(edit["properties"]["old_string"]["minLength"], 1);
+        let read: Value = serde_json::from_str(&defs[0].parameters).unwrap();
+        assert_eq!(read["properties"]["offset"]["minimum"], 1);
+        assert_eq!(read["properties"]["limit"]["maximum"], 2000);
+    }
+
+    #[test]
+    fn descriptions_explain_the_policy() {
+        for def in definitions() {
+            let text = format!("{} {}", def.description, def.guidance).to_lowercase();
+            assert!(text.contains("read"), "{}", def.name);
+            if def.name != "read" {
+                assert!(text.contains("read-before-write"), "{}", def.name);
+                assert!(text.contains("fs_stale_version"), "{}", def.name);
+            } else {
+                assert!(
+                    text.contains("edit"),
+                    "read must say a windowed read authorizes edits"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,409 @@
+//! `read`: a window of numbered lines with a footer that says what was shown
+//! and how to continue. Small files are read whole; large ones are streamed,
+//! so memory stays bounded by the window, not the file.
+
+use super::args::Args;
+use super::{Session, ToolDefinition, plural};
+use crate::error::{Tool, ToolError};
+use crate::provider::{Provider, TextStream};
+use dsh_fs_core::{ErrorCode, FsError, STREAM_THRESHOLD};
+
+/// Default and maximum number of lines per call.
+pub const MAX_LINES: u64 = 2000;
+/// Longest line shown in full, in characters.
+pub const MAX_LINE_CHARS: usize = 2000;
+/// Most rendered text per call, in bytes.
+pub const MAX_OUTPUT_BYTES: usize = 50 * 1024;
+/// Chunk size asked of `stream-text`.
+const STREAM_CHUNK: u32 = 1 << 20;
+
+const FIELDS: &[&str] = &["file_path", "offset", "limit"];
+
+pub(super) fn definition() -> ToolDefinition {
+    ToolDefinition {
+        name: "read",
+        description: "Read a UTF-8 text file and return its lines numbered from 1 as `N: text`. \
+By default up to 2000 lines from the start; use offset and limit to read another window of a long \
+file — the footer always gives the total and the exact offset to continue. Reading any window of a \
+file counts as observing it: after a read you may edit or write that file in this session.",
+        guidance: "Read before you edit: edit and write refuse to change an existing file this \
+session has not read (FS_NOT_OBSERVED) or that changed since the read (FS_STALE_VERSION). Line \
+numbers are for orientation only — never include the `N: ` prefix in old_string. Lines longer than \
+2000 characters are cut with a marker; output stops at 50 KiB. Binary files are refused (FS_NOT_TEXT).",
+        parameters: serde_json::json!({
+            "type": "object",
+            "properties": {
+                "file_path": {
+                    "type": "string",
+                    "description": "Path of the file, relative to the workspace root (or absolute inside it)."
+                },
+                "offset": {
+                    "type": "integer", "minimum": 1,
+                    "description": "First line to return, 1-based. Default 1."
+                },
+                "limit": {
+                    "type": "integer", "minimum": 1, "maximum": MAX_LINES,
+                    "description": "Maximum number of lines to return. Default and maximum 2000."
+                }
+            },
+            "required": ["file_path"],
+            "additionalProperties": false
+        })
+        .to_string(),
+    }
+}
+
+pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<String, ToolError> {
+    let mut args = Args::parse("read", FIELDS, json)?;
+    let path = args.string("file_path")?;
+    let offset = args.positive("offset")?.unwrap_or(1);
+    let limit = args.positive("limit")?.unwrap_or(MAX_LINES).min(MAX_LINES);
+    let fail = |e| ToolError::from_fs(Tool::Read, e);
+
+    let target = session.resolve(Tool::Read, &path)?;
+    let provider = &session.provider;
+    let display = provider.display_path(&target);
+    let mut window = Window::new(offset, limit);
+    let version = match provider.read_text(&target, STREAM_THRESHOLD - 1) {
+        Ok(content) => {
+            window.push(&content.text);
+            content.version
+        }
+        Err(e) if e.code == ErrorCode::TooLarge => {
+            let mut stream = provider.stream_text(&target).map_err(fail)?;
+            while let Some(chunk) = stream.next_chunk(STREAM_CHUNK).map_err(fail)? {
+                window.push(&chunk);
+            }
+            stream.version().ok_or_else(|| {
+                fail(FsError::new(
+                    ErrorCode::IoError,
+                    "the provider gave no version at the end of the stream",
+                ))
+            })?
+        }
+        Err(e) => return Err(fail(e)),
+    };
+    let rendered = window.finish(&display).map_err(fail)?;
+    let key = provider.key(&target);
+    session.policy.observe(key, version);
+    Ok(rendered)
+}
+
+/// Scans text chunk by chunk, keeping only the lines inside the window.
+#[derive(Debug)]
+pub struct Window {
+    first: u64,
+    last: u64,
+    /// Number of the line being scanned (1-based).
+    line: u64,
+    /// The current line has at least one byte.
+    open: bool,
+    /// The current line's text, up to [`MAX_LINE_CHARS`] characters.
+    buf: String,
+    /// Characters of the current line beyond `buf`.
+    overflow: u64,
+    /// The last character taken into the current line was a CR.
+    cr: bool,
+    out: String,
+    shown: Option<(u64, u64)>,
+    capped: bool,
+}
+
+impl Window {
+    /// A window from line `first` spanning at most `limit` lines.
+    pub fn new(first: u64, limit: u64) -> Self {
+        Window {
+            first,
+            last: first.saturating_add(limit - 1),
+            line: 1,
+            open: false,
+            buf: String::new(),
+            overflow: 0,
+            cr: false,
+            out: String::new(),
+            shown: None,
+            capped: false,
+        }
+    }
+
+    fn collecting(&self) -> bool {
+        !self.capped && self.line >= self.first && self.line <= self.last
+    }
+
+    /// Feeds the next chunk of the file's text.
+    pub fn push(&mut self, chunk: &str) {
+        let mut rest = chunk;
+        while !rest.is_empty() {
+            if !self.collecting() {
+                // Outside the window only line breaks matter.
+                let skip = if self.line < self.first && !self.capped {
+                    (self.first - self.line) as usize
+                } else {
+                    usize::MAX
+                };
+                let mut breaks = memchr::memchr_iter(b'\n', rest.as_bytes());
+                match if skip == usize::MAX {
+                    None
+                } else {
+                    breaks.nth(skip - 1)
+                } {
+                    Some(at) => {
+                        self.line += skip as u64;
+                        self.open = false;
+                        rest = &rest[at + 1..];
+                    }
+                    None => {
+                        let bytes = rest.as_bytes();
+                        let seen = memchr::memchr_iter(b'\n', bytes).count() as u64;
+                        self.line += seen;
+                        self.open = if seen > 0 {
+                            !bytes.ends_with(b"\n")
+                        } else {
+                            true
+                        };
+                        return;
+                    }
+                }
+                continue;
+            }
+            self.open = true;
+            match memchr::memchr(b'\n', rest.as_bytes()) {
+                Some(at) => {
+                    self.take(&rest[..at]);
+                    self.end_line();
+                    rest = &rest[at + 1..];
+                }
+                None => {
+                    self.take(rest);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn take(&mut self, piece: &str) {
+        if !piece.is_empty() {
+            self.cr = piece.ends_with('\r');
+        }
+        let room = MAX_LINE_CHARS.saturating_sub(self.buf.len());
+        if self.overflow == 0 && piece.len() <= room {
+            self.buf.push_str(piece); // ASCII-fast path: bytes ≤ room implies chars ≤ room
+            return;
+        }
+        let have = self.buf.chars().count();
+        let mut chars = piece.char_indices();
+        let keep = MAX_LINE_CHARS.saturating_sub(have);
+        let cut = chars.nth(keep).map_or(piece.len(), |(i, _)| i);
+        if self.overflow == 0 {
+            self.buf.push_str(&piece[..cut]);
+        }
+        self.overflow += piece[cut..].chars().count() as u64;
+    }
+
+    fn end_line(&mut self) {
+        let mut text = std::mem::take(&mut self.buf);
+        let mut overflow = std::mem::replace(&mut self.overflow, 0);
+        // A CR before the LF is not part of the line.
+        if std::mem::take(&mut self.cr) {
+            if overflow > 0 {
+                overflow -= 1;
+            } else {
+                text.pop();
+            }
+        }
+        let rendered = if overflow > 0 {
+            format!(
+                "{}: {text}… [line cut: {overflow} more characters]\n",
+                self.line
+            )
+        } else {
+            format!("{}: {text}\n", self.line)
+        };
+        if self.out.len() + rendered.len() > MAX_OUTPUT_BYTES {
+            self.capped = true;
+        } else {
+            self.out.push_str(&rendered);
+            let from = self.shown.map_or(self.line, |(a, _)| a);
+            self.shown = Some((from, self.line));
+        }
+        self.line += 1;
+        self.open = false;
+    }
+
+    /// Completes the scan and renders header, lines and footer.
+    pub fn finish(mut self, path: &str) -> Result<String, FsError> {
+        if self.open {
+            if self.collecting() {
+                self.end_line();
+            } else {
+                self.line += 1;
+            }
+        }
+        let total = self.line - 1;
+        if total == 0 {
+            if self.first > 1 {
+                return Err(past_end(path, self.first, total));
+            }
+            return Ok(format!("File: {path}\n(The file is empty.)"));
+        }
+        if self.first > total {
+            return Err(past_end(path, self.first, total));
+        }
+        let (from, to) = self.shown.unwrap_or((self.first, self.first - 1));
+        let mut out = format!("File: {path}\n");
+        out.push_str(&self.out);
+        if to >= total && from == 1 {
+            out.push_str(&format!(
+                "(End of file: {}.)",
+                plural(total, "line", "lines")
+            ));
+        } else if to >= total {
+            out.push_str(&format!("(Lines {from}-{to} of {total}; end of file.)"));
+        } else {
+            let cap = if self.capped {
+                " Output stopped at the 50 KiB limit."
+            } else {
+                ""
+            };
+            if to < from {
+                out.push_str(&format!(
+                    "(Line {from} of {total} is not shown.{cap} Continue with offset={}.)",
+                    to + 1
+                ));
+            } else {
+                out.push_str(&format!(
+                    "(Lines {from}-{to} of {total} shown.{cap} Continue with offset={}.)",
+                    to + 1
+                ));
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cold]
+fn past_end(path: &str, offset: u64, total: u64) -> FsError {
+    FsError::new(
+        ErrorCode::NotFound,
+        format!(
+            "offset {offset} is past the end of {path}, which has {}",
+            plural(total, "line", "lines")
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(text: &str, first: u64, limit: u64) -> Result<String, FsError> {
+        let mut w = Window::new(first, limit);
+        w.push(text);
+        w.finish("f.txt")
+    }
+
+    fn render_chunked(text: &str, first: u64, limit: u64, size: usize) -> Result<String, FsError> {
+        let mut w = Window::new(first, limit);
+        let mut rest = text;
+        while !rest.is_empty() {
+            let mut cut = size.min(rest.len());
+            while !rest.is_char_boundary(cut) {
+                cut += 1;
+            }
+            w.push(&rest[..cut]);
+            rest = &rest[cut..];
+        }
+        w.finish("f.txt")
+    }
+
+    #[test]
+    fn whole_file_and_footers() {
+        assert_eq!(
+            render("a\nb\n", 1, 2000).unwrap(),
+            "File: f.txt\n1: a\n2: b\n(End of file: 2 lines.)"
+        );
+        assert_eq!(
+            render("a\nb", 1, 2000).unwrap(),
+            "File: f.txt\n1: a\n2: b\n(End of file: 2 lines.)"
+        );
+        assert_eq!(
+            render("only", 1, 2000).unwrap(),
+            "File: f.txt\n1: only\n(End of file: 1 line.)"
+        );
+        assert_eq!(
+            render("", 1, 2000).unwrap(),
+            "File: f.txt\n(The file is empty.)"
+        );
+        assert_eq!(
+            render("\n", 1, 2000).unwrap(),
+            "File: f.txt\n1: \n(End of file: 1 line.)"
+        );
+    }
+
+    #[test]
+    fn windows_say_how_to_continue() {
+        let text: String = (1..=10).map(|i| format!("l{i}\r\n")).collect();
+        assert_eq!(
+            render(&text, 3, 2).unwrap(),
+            "File: f.txt\n3: l3\n4: l4\n(Lines 3-4 of 10 shown. Continue with offset=5.)"
+        );
+        assert_eq!(
+            render(&text, 9, 5).unwrap(),
+            "File: f.txt\n9: l9\n10: l10\n(Lines 9-10 of 10; end of file.)"
+        );
+        let err = render(&text, 11, 5).unwrap_err();
+        assert_eq!(err.code, ErrorCode::NotFound);
+        assert_eq!(
+            err.message,
+            "offset 11 is past the end of f.txt, which has 10 lines"
+        );
+        assert_eq!(render("", 2, 5).unwrap_err().code, ErrorCode::NotFound);
+    }
+
+    #[test]
+    fn chunking_never_changes_the_output() {
+        let text: String = (1..=300)
+            .map(|i| format!("line {i} ✓ {}\r\n", "x".repeat(i % 7)))
+            .collect();
+        for (first, limit) in [(1, 2000), (5, 3), (120, 100), (300, 1), (299, 2000)] {
+            let whole = render(&text, first, limit).unwrap();
+            for size in [1, 2, 3, 7, 64, 4096] {
+                assert_eq!(
+                    render_chunked(&text, first, limit, size).unwrap(),
+                    whole,
+                    "{first} {limit} {size}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn long_lines_are_cut_with_a_marker() {
+        let line = "é".repeat(MAX_LINE_CHARS + 5);
+        let out = render(&format!("{line}\r\nnext\n"), 1, 10).unwrap();
+        let expected = format!(
+            "1: {}… [line cut: 5 more characters]\n2: next\n",
+            "é".repeat(MAX_LINE_CHARS)
+        );
+        assert!(out.contains(&expected), "{out}");
+        for size in [1, 3, 100] {
+            assert_eq!(
+                render_chunked(&format!("{line}\r\nnext\n"), 1, 10, size).unwrap(),
+                out
+            );
+        }
+    }
+
+    #[test]
+    fn output_stops_at_the_byte_cap() {
+        let text: String = (1..=2000).map(|i| format!("{i:0>100}\n")).collect();
+        let out = render(&text, 1, 2000).unwrap();
+        assert!(out.len() <= MAX_OUTPUT_BYTES + 200);
+        let shown = out.lines().filter(|l| l.contains(": 0")).count() as u64;
+        assert!(shown > 400 && shown < 2000);
+        assert!(out.ends_with(&format!(
+            "(Lines 1-{shown} of 2000 shown. Output stopped at the 50 KiB limit. Continue with offset={}.)",
+            shown + 1
+        )));
+    }
+}
