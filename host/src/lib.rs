@@ -1,1 +1,41 @@
-//! x
+//! Host for the dsh-fs tools component: run the `read`, `write` and `edit`
+//! tools of `dsh_fs_tools.wasm` in wasmtime against a backend of your choice.
+//!
+//! - [`Runtime`]: engine + precompiled component (cached on disk) + linker,
+//!   built once per process; [`Runtime::session`] opens a [`Session`].
+//! - [`Session`]: one agent session, the owner of read-before-edit
+//!   observations; [`Session::execute`] runs one call under a memory cap and
+//!   a time limit.
+//! - [`provider`]: the [`Provider`] trait the component's filesystem import is
+//!   served from, with [`LocalProvider`] (a directory, confined with cap-std)
+//!   and [`MemoryProvider`] (a virtual workspace).
+//! - `mcp`: the MCP stdio server behind `dsh-fs mcp`.
+//!
+//! ```no_run
+//! use dsh_fs::{LocalProvider, Runtime, SessionOptions};
+//! use std::sync::Arc;
+//!
+//! let runtime = Runtime::new()?;
+//! let workspace = Arc::new(LocalProvider::new("/path/to/project")?);
+//! let mut session = runtime.session(workspace, SessionOptions::default())?;
+//! let read = session.execute("read", r#"{"file_path": "src/main.rs", "limit": 40}"#);
+//! println!("{}", read.text);
+//! let edit = session.execute(
+//!     "edit",
+//!     r#"{"file_path": "src/main.rs", "old_string": "Hello", "new_string": "Hi"}"#,
+//! );
+//! assert!(!edit.is_error, "{}", edit.text);
+//! # Ok::<(), anyhow::Error>(())
+//! ```
+#![deny(missing_docs)]
+
+mod bindings;
+pub mod mcp;
+pub mod provider;
+mod runtime;
+
+pub use provider::{LocalProvider, MemoryProvider, Provider, Target, TextStream};
+pub use runtime::{
+    COMPONENT, COMPONENT_PATH, Limits, Runtime, RuntimeBuilder, Session, SessionOptions,
+    ToolDefinition, ToolError, ToolResult,
+};

@@ -1,1 +1,173 @@
-fn main() {}
+//! The `dsh-fs` command: tool definitions, one-off calls, a guided demo and
+//! the MCP stdio server, all through the embedded tools component.
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use dsh_fs::{LocalProvider, Provider, Runtime, SessionOptions};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(
+    name = "dsh-fs",
+    version,
+    about = "Sandboxed read/write/edit tools for AI agents, as a WebAssembly component"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the tool definitions (name, description, guidance, JSON Schema) as JSON.
+    Tools,
+    /// Run one tool call against a directory and print the result.
+    Call {
+        /// Tool name: read, write or edit.
+        tool: String,
+        /// The arguments as a JSON object, e.g. '{"file_path":"src/main.rs"}'.
+        arguments: String,
+        #[command(flatten)]
+        workspace: Workspace,
+        /// Print the whole result as JSON instead of its text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Serve the tools over MCP on stdin/stdout (one connection = one session).
+    Mcp {
+        #[command(flatten)]
+        workspace: Workspace,
+    },
+    /// Walk through read → edit → stale edit → re-read → edit on a scratch directory.
+    Demo {
+        /// Directory to work in (default: a new temporary directory).
+        #[arg(long)]
+        root: Option<PathBuf>,
+    },
+}
+
+#[derive(clap::Args)]
+struct Workspace {
+    /// The workspace root; nothing outside it can be read or written.
+    #[arg(long, default_value = ".")]
+    root: PathBuf,
+    /// Turn the read-before-write/edit policy off: writes and edits become unconditional.
+    #[arg(long)]
+    no_policy: bool,
+}
+
+impl Workspace {
+    fn open(&self) -> Result<(Arc<dyn Provider>, SessionOptions)> {
+        let provider = LocalProvider::new(&self.root)
+            .with_context(|| format!("opening workspace root {}", self.root.display()))?;
+        let options = SessionOptions {
+            observation_policy: !self.no_policy,
+        };
+        Ok((Arc::new(provider), options))
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("dsh-fs: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Tools => {
+            let defs = Runtime::new()?.definitions()?;
+            println!("{}", serde_json::to_string_pretty(&defs)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Call {
+            tool,
+            arguments,
+            workspace,
+            json,
+        } => {
+            let (provider, options) = workspace.open()?;
+            let mut session = Runtime::new()?.session(provider, options)?;
+            let result = session.execute(&tool, &arguments);
+            if json {
+                println!("{}", serde_json::to_string(&result)?);
+            } else {
+                println!("{}", result.text);
+            }
+            Ok(if result.is_error {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        Command::Mcp { workspace } => {
+            let (provider, options) = workspace.open()?;
+            let server = dsh_fs::mcp::McpServer::new(&Runtime::new()?, provider, options)?;
+            tokio::runtime::Runtime::new()?.block_on(server.serve_stdio())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Demo { root } => demo(root),
+    }
+}
+
+/// Real calls through the component on a real directory, printed as they go.
+fn demo(root: Option<PathBuf>) -> Result<ExitCode> {
+    let root = match root {
+        Some(root) => root,
+        None => {
+            let dir = std::env::temp_dir().join(format!("dsh-fs-demo-{}", std::process::id()));
+            std::fs::create_dir_all(&dir)?;
+            dir
+        }
+    };
+    let file = root.join("hello.py");
+    std::fs::write(
+        &file,
+        "def greet(name):\r\n    return 'Hello, ' + name\r\n\r\nprint(greet('world'))\r\n",
+    )?;
+    println!("workspace: {}\n", root.display());
+    let provider: Arc<dyn Provider> = Arc::new(LocalProvider::new(&root)?);
+    let mut session = Runtime::new()?.session(provider, SessionOptions::default())?;
+    let mut call = |tool: &str, args: serde_json::Value| {
+        let args = args.to_string();
+        println!("> {tool} {args}");
+        let result = session.execute(tool, &args);
+        println!("{}\n", result.text);
+    };
+    use serde_json::json;
+    call(
+        "edit",
+        json!({"file_path": "hello.py", "old_string": "Hello", "new_string": "Hi"}),
+    );
+    call("read", json!({"file_path": "hello.py", "limit": 2}));
+    call(
+        "edit",
+        json!({"file_path": "hello.py", "old_string": "    return 'Hello, ' + name", "new_string": "    greeting = f'Hello, {name}!'\n    return greeting"}),
+    );
+    println!("(another program rewrites hello.py)\n");
+    std::fs::write(
+        &file,
+        std::fs::read_to_string(&file)?.replace("world", "there"),
+    )?;
+    call(
+        "edit",
+        json!({"file_path": "hello.py", "old_string": "there", "new_string": "everyone"}),
+    );
+    call("read", json!({"file_path": "hello.py"}));
+    call(
+        "edit",
+        json!({"file_path": "hello.py", "old_string": "there", "new_string": "everyone"}),
+    );
+    call("read", json!({"file_path": "../outside.txt"}));
+    println!(
+        "hello.py on disk, bytes: {:?}",
+        std::fs::read_to_string(&file)?
+    );
+    Ok(ExitCode::SUCCESS)
+}

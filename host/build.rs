@@ -1,0 +1,91 @@
+//! Builds the tools component (`guest/`) for `wasm32-wasip2` with a nested
+//! cargo, the way wasmtime builds its test programs: its own target directory
+//! (so it never waits on the outer cargo's lock), reruns when the guest, the
+//! core crate or the WIT change, and hands the `.wasm` to the host through
+//! `OUT_DIR` so `include_bytes!` embeds a fresh component.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn main() {
+    let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap());
+    let workspace = manifest.parent().unwrap().to_path_buf();
+    for watched in [
+        "guest/src",
+        "guest/Cargo.toml",
+        "core/src",
+        "core/Cargo.toml",
+        "wit",
+        "Cargo.lock",
+    ] {
+        println!(
+            "cargo:rerun-if-changed={}",
+            workspace.join(watched).display()
+        );
+    }
+    println!("cargo:rerun-if-env-changed=DSH_FS_GUEST_TARGET_DIR");
+
+    // One documented place for the component, outside the outer build's lock:
+    // target/guest/wasm32-wasip2/release/dsh_fs_tools.wasm
+    let target_dir = std::env::var_os("DSH_FS_GUEST_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| outer_target_dir(&workspace).join("guest"));
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(&workspace)
+        .args([
+            "build",
+            "--release",
+            "--target",
+            "wasm32-wasip2",
+            "-p",
+            "dsh-fs-tools",
+        ])
+        .env("CARGO_TARGET_DIR", &target_dir)
+        // A small component: no debug info, no symbols.
+        .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
+        .env("CARGO_PROFILE_RELEASE_STRIP", "true")
+        .env("CARGO_PROFILE_RELEASE_LTO", "true")
+        .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "1");
+    // Flags and wrappers meant for the host build (clippy, coverage, sanitizers)
+    // must not leak into the guest build.
+    for var in [
+        "CARGO_ENCODED_RUSTFLAGS",
+        "RUSTFLAGS",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "RUSTC_WRAPPER",
+        "CARGO_BUILD_TARGET",
+        "CARGO_MAKEFLAGS",
+        "MAKEFLAGS",
+        "MFLAGS",
+    ] {
+        cmd.env_remove(var);
+    }
+    let status = cmd.status().expect("running cargo for the guest component");
+    assert!(
+        status.success(),
+        "building the guest component failed; is the wasm32-wasip2 target installed? \
+         (rustup target add wasm32-wasip2)"
+    );
+
+    let wasm = target_dir.join("wasm32-wasip2/release/dsh_fs_tools.wasm");
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap());
+    std::fs::copy(&wasm, out.join("dsh_fs_tools.wasm")).expect("copying the component");
+    println!("cargo:rustc-env=DSH_FS_COMPONENT_PATH={}", wasm.display());
+}
+
+/// The outer build's target directory: `CARGO_TARGET_DIR` if set, else
+/// `<workspace>/target`.
+fn outer_target_dir(workspace: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            if dir.is_absolute() {
+                dir
+            } else {
+                workspace.join(dir)
+            }
+        }
+        None => workspace.join("target"),
+    }
+}

@@ -1,0 +1,192 @@
+//! The one `bindgen!` of the host, and the glue that serves the component's
+//! `dsh:fs/provider` import from a [`Provider`]: resources live in the
+//! store's `ResourceTable`, and every value crosses through one exhaustive
+//! conversion.
+
+use crate::provider::{Provider, Target, TextStream};
+use crate::runtime::HostState;
+use dsh_fs_core as core;
+use wasmtime::component::Resource;
+
+wasmtime::component::bindgen!({
+    world: "fs-tools",
+    path: "../wit",
+    imports: { default: trappable },
+    with: {
+        "dsh:fs/provider.target": crate::provider::Target,
+        "dsh:fs/provider.text-stream": crate::bindings::StreamHandle,
+    },
+});
+
+use dsh::fs::provider as seam;
+pub use dsh::fs::types as wit;
+
+/// A provider's stream as a resource of the store.
+pub struct StreamHandle(pub Box<dyn TextStream>);
+
+type Res<T> = wasmtime::Result<Result<T, wit::FsError>>;
+
+fn lift<T, U>(r: Result<T, core::FsError>, f: impl FnOnce(T) -> U) -> Result<U, wit::FsError> {
+    r.map(f).map_err(Into::into)
+}
+
+impl HostState {
+    fn provider(&self) -> &dyn Provider {
+        &*self.provider
+    }
+}
+
+impl seam::Host for HostState {
+    fn resolve(&mut self, path: String) -> Res<Resource<Target>> {
+        match self.provider().resolve(&path) {
+            Ok(target) => Ok(Ok(self.table.push(target)?)),
+            Err(e) => Ok(Err(e.into())),
+        }
+    }
+
+    fn stat(&mut self, t: Resource<Target>) -> Res<Option<wit::FsInfo>> {
+        let target = self.table.get(&t)?;
+        Ok(lift(self.provider.stat(target), |info| {
+            info.map(|i| wit::FsInfo {
+                version: i.version,
+                kind: match i.kind {
+                    core::EntryKind::File => wit::EntryKind::File,
+                    core::EntryKind::Directory => wit::EntryKind::Directory,
+                    core::EntryKind::Other => wit::EntryKind::Other,
+                },
+                size: i.size,
+            })
+        }))
+    }
+
+    fn read_text(&mut self, t: Resource<Target>, max_bytes: u64) -> Res<wit::TextContent> {
+        let target = self.table.get(&t)?;
+        Ok(lift(self.provider.read_text(target, max_bytes), |c| {
+            wit::TextContent {
+                text: c.text,
+                version: c.version,
+            }
+        }))
+    }
+
+    fn stream_text(&mut self, t: Resource<Target>) -> Res<Resource<StreamHandle>> {
+        let target = self.table.get(&t)?;
+        match self.provider.stream_text(target) {
+            Ok(stream) => Ok(Ok(self.table.push(StreamHandle(stream))?)),
+            Err(e) => Ok(Err(e.into())),
+        }
+    }
+
+    fn write_text(
+        &mut self,
+        t: Resource<Target>,
+        content: String,
+        intent: Option<wit::WriteIntent>,
+    ) -> Res<wit::WriteOutcome> {
+        let target = self.table.get(&t)?;
+        let intent = intent.map(|i| match i {
+            wit::WriteIntent::CreateIfAbsent => core::WriteIntent::CreateIfAbsent,
+            wit::WriteIntent::ReplaceIfVersion(v) => core::WriteIntent::ReplaceIfVersion(v),
+        });
+        Ok(lift(
+            self.provider.write_text(target, &content, intent),
+            |o| wit::WriteOutcome {
+                operation: match o.operation {
+                    core::WriteOperation::Created => wit::WriteOperation::Created,
+                    core::WriteOperation::Updated => wit::WriteOperation::Updated,
+                },
+                version: o.version,
+            },
+        ))
+    }
+
+    fn edit_text(
+        &mut self,
+        t: Resource<Target>,
+        edit: wit::EditRequest,
+        expected: Option<String>,
+    ) -> Res<wit::EditOutcome> {
+        let target = self.table.get(&t)?;
+        let request = core::EditRequest {
+            old_string: edit.old_string,
+            new_string: edit.new_string,
+            replace_all: edit.replace_all,
+        };
+        Ok(lift(
+            self.provider
+                .edit_text(target, &request, expected.as_deref()),
+            |o| wit::EditOutcome {
+                replacements: o.replacements,
+                version: o.version,
+                first_line: o.first_line,
+            },
+        ))
+    }
+}
+
+impl seam::HostTarget for HostState {
+    fn display_path(&mut self, t: Resource<Target>) -> wasmtime::Result<String> {
+        Ok(self.table.get(&t)?.display_path().to_owned())
+    }
+
+    fn key(&mut self, t: Resource<Target>) -> wasmtime::Result<String> {
+        Ok(self.table.get(&t)?.key().to_owned())
+    }
+
+    fn drop(&mut self, t: Resource<Target>) -> wasmtime::Result<()> {
+        self.table.delete(t)?;
+        Ok(())
+    }
+}
+
+impl seam::HostTextStream for HostState {
+    fn next(&mut self, s: Resource<StreamHandle>, max_bytes: u32) -> Res<Option<String>> {
+        Ok(self
+            .table
+            .get_mut(&s)?
+            .0
+            .next_chunk(max_bytes)
+            .map_err(Into::into))
+    }
+
+    fn version(&mut self, s: Resource<StreamHandle>) -> wasmtime::Result<Option<String>> {
+        Ok(self.table.get(&s)?.0.version())
+    }
+
+    fn drop(&mut self, s: Resource<StreamHandle>) -> wasmtime::Result<()> {
+        self.table.delete(s)?;
+        Ok(())
+    }
+}
+
+impl dsh::fs::types::Host for HostState {}
+
+impl From<core::FsError> for wit::FsError {
+    fn from(e: core::FsError) -> Self {
+        use core::ErrorCode as C;
+        use wit::ErrorCode as W;
+        let code = match e.code {
+            C::NotFound => W::NotFound,
+            C::NotText => W::NotText,
+            C::NotRegularFile => W::NotRegularFile,
+            C::NotDirectory => W::NotDirectory,
+            C::StaleVersion => W::StaleVersion,
+            C::NotObserved => W::NotObserved,
+            C::AmbiguousEdit => W::AmbiguousEdit,
+            C::EditNotFound => W::EditNotFound,
+            C::SandboxDenied => W::SandboxDenied,
+            C::PermissionDenied => W::PermissionDenied,
+            C::TooLarge => W::TooLarge,
+            C::IoError => W::IoError,
+            C::Aborted => W::Aborted,
+            C::InvalidInput => W::InvalidInput,
+            // `ErrorCode` is non-exhaustive for downstream crates only.
+            #[allow(unreachable_patterns)]
+            _ => W::IoError,
+        };
+        wit::FsError {
+            code,
+            message: e.message,
+        }
+    }
+}
