@@ -34,6 +34,10 @@ pub mod mcp;
 pub mod provider;
 mod runtime;
 
+pub use dsh_fs_core::{
+    EditOutcome, EditRequest, EntryKind, ErrorCode, FsError, FsInfo, TextContent, Version,
+    WriteIntent, WriteOperation, WriteOutcome,
+};
 pub use provider::{LocalProvider, MemoryProvider, Provider, Target, TextStream};
 pub use runtime::{
     COMPONENT, COMPONENT_PATH, Limits, Runtime, RuntimeBuilder, Session, SessionOptions,

@@ -70,13 +70,35 @@ impl Workspace {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let started = std::time::Instant::now();
+    let code = match run(Cli::parse()) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("dsh-fs: {e:#}");
             ExitCode::from(2)
         }
+    };
+    if std::env::var_os("DSH_FS_STATS").is_some() {
+        report_stats(started);
     }
+    code
+}
+
+/// With `DSH_FS_STATS` set: wall time and peak resident memory on stderr,
+/// for benchmarks and memory tests (peak RSS from `/proc`, Linux only).
+fn report_stats(started: std::time::Instant) {
+    let peak_kib = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        });
+    let peak = peak_kib.map_or("unknown".to_owned(), |k| k.to_string());
+    eprintln!(
+        "dsh-fs stats: wall_us={} peak_rss_kib={peak}",
+        started.elapsed().as_micros()
+    );
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {

@@ -342,7 +342,7 @@ fn read_stable(
             return Err(too_large(before.len()));
         }
         let mut bytes = Vec::with_capacity(before.len() as usize + 1);
-        file.take(max_bytes + 1)
+        file.take(max_bytes.saturating_add(1))
             .read_to_end(&mut bytes)
             .map_err(|e| map_io(e, shown))?;
         if bytes.len() as u64 > max_bytes {

@@ -1,0 +1,110 @@
+//! The `dsh-fs` binary as a user runs it.
+
+use crate::Workspace;
+use std::process::Command;
+
+pub fn dsh_fs() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dsh-fs"));
+    cmd.env("DSH_FS_CACHE_DIR", crate::cache_dir());
+    cmd
+}
+
+/// Runs `dsh-fs ARGS`, returning stdout and the process's peak RSS in KiB
+/// (as it reports it with `DSH_FS_STATS`).
+pub fn run_measured(args: &[&str]) -> (String, u64) {
+    let out = dsh_fs()
+        .args(args)
+        .env("DSH_FS_STATS", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "dsh-fs {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let peak = stderr
+        .split_once("peak_rss_kib=")
+        .and_then(|(_, v)| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no peak RSS in {stderr:?}"));
+    (String::from_utf8(out.stdout).unwrap(), peak)
+}
+
+#[test]
+fn call_runs_one_tool_and_sets_the_exit_code() {
+    let ws = Workspace::new();
+    ws.write("notes.md", "# Notes\nfirst\n");
+    let root = ws.root.to_str().unwrap();
+    let out = dsh_fs()
+        .args([
+            "call",
+            "read",
+            r#"{"file_path":"notes.md"}"#,
+            "--root",
+            root,
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "File: notes.md\n1: # Notes\n2: first\n(End of file: 2 lines.)\n"
+    );
+
+    // Each `call` is its own session: an edit without a read is refused...
+    let out = dsh_fs()
+        .args([
+            "call",
+            "edit",
+            r#"{"file_path":"notes.md","old_string":"first","new_string":"1st"}"#,
+            "--root",
+            root,
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["is_error"], true);
+    assert_eq!(result["error"]["code"], "FS_NOT_OBSERVED");
+    // ...unless the policy is off.
+    let out = dsh_fs()
+        .args([
+            "call",
+            "edit",
+            r#"{"file_path":"notes.md","old_string":"first","new_string":"1st"}"#,
+            "--root",
+            root,
+            "--no-policy",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(ws.bytes("notes.md"), b"# Notes\n1st\n");
+
+    let out = dsh_fs()
+        .args(["call", "read", "{}", "--root", "/definitely/not/here"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("opening workspace root"));
+}
+
+#[test]
+fn tools_prints_the_definitions() {
+    let out = dsh_fs().arg("tools").output().unwrap();
+    assert!(out.status.success());
+    let defs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<_> = defs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["read", "write", "edit"]);
+    assert_eq!(defs[0]["parameters"]["required"][0], "file_path");
+}

@@ -1,0 +1,466 @@
+//! The tools and the policy through the real component on real files.
+
+use crate::{Workspace, call, code, fails, ok, runtime};
+use dsh_fs::{Limits, LocalProvider, SessionOptions};
+use serde_json::json;
+use std::sync::Arc;
+
+#[test]
+fn a_windowed_read_authorizes_an_edit() {
+    let ws = Workspace::new();
+    let text: String = (1..=5000).map(|i| format!("line {i}\n")).collect();
+    ws.write("big.txt", &text);
+    let mut s = ws.session();
+    fails(
+        call(
+            &mut s,
+            "edit",
+            json!({"file_path": "big.txt", "old_string": "line 4999\n", "new_string": "x\n"}),
+        ),
+        "FS_NOT_OBSERVED",
+    );
+    let out = ok(call(
+        &mut s,
+        "read",
+        json!({"file_path": "big.txt", "offset": 10, "limit": 3}),
+    ));
+    assert_eq!(
+        out,
+        "File: big.txt\n10: line 10\n11: line 11\n12: line 12\n(Lines 10-12 of 5000 shown. Continue with offset=13.)"
+    );
+    let out = ok(call(
+        &mut s,
+        "edit",
+        json!({"file_path": "big.txt", "old_string": "line 4999\n", "new_string": "x\n"}),
+    ));
+    assert!(
+        out.starts_with("Edited big.txt: 1 replacement at line 4999."),
+        "{out}"
+    );
+    assert_eq!(
+        ws.bytes("big.txt"),
+        text.replace("line 4999\n", "x\n").as_bytes()
+    );
+}
+
+#[test]
+fn stale_is_reported_before_matching() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "one\ntwo\n");
+    let mut s = ws.session();
+    ok(call(&mut s, "read", json!({"file_path": "a.txt"})));
+    ws.write("a.txt", "three\n");
+    // "two" is no longer there, but the model must learn that the file changed.
+    let text = fails(
+        call(
+            &mut s,
+            "edit",
+            json!({"file_path": "a.txt", "old_string": "two", "new_string": "2"}),
+        ),
+        "FS_STALE_VERSION",
+    );
+    assert!(text.contains("Read the file again"), "{text}");
+    assert_eq!(ws.bytes("a.txt"), b"three\n");
+    // After a re-read the edit is judged on the current content.
+    ok(call(&mut s, "read", json!({"file_path": "a.txt"})));
+    fails(
+        call(
+            &mut s,
+            "edit",
+            json!({"file_path": "a.txt", "old_string": "two", "new_string": "2"}),
+        ),
+        "FS_EDIT_NOT_FOUND",
+    );
+    ok(call(
+        &mut s,
+        "edit",
+        json!({"file_path": "a.txt", "old_string": "three", "new_string": "3"}),
+    ));
+    assert_eq!(ws.bytes("a.txt"), b"3\n");
+}
+
+#[test]
+fn writes_follow_the_policy() {
+    let ws = Workspace::new();
+    ws.write("exists.txt", "keep me\n");
+    let mut s = ws.session();
+    let text = fails(
+        call(
+            &mut s,
+            "write",
+            json!({"file_path": "exists.txt", "content": "clobber"}),
+        ),
+        "FS_NOT_OBSERVED",
+    );
+    assert!(text.contains("Read it first"), "{text}");
+    assert_eq!(ws.bytes("exists.txt"), b"keep me\n");
+    let out = ok(call(
+        &mut s,
+        "write",
+        json!({"file_path": "src/new.rs", "content": "fn main() {}\n"}),
+    ));
+    assert!(
+        out.starts_with("Created src/new.rs (1 line, 13 bytes)."),
+        "{out}"
+    );
+    // A session's own write counts as an observation.
+    ok(call(
+        &mut s,
+        "edit",
+        json!({"file_path": "src/new.rs", "old_string": "{}", "new_string": "{ run() }"}),
+    ));
+    let out = ok(call(
+        &mut s,
+        "write",
+        json!({"file_path": "src/new.rs", "content": "// replaced\n"}),
+    ));
+    assert!(out.starts_with("Updated src/new.rs"), "{out}");
+    ws.write("src/new.rs", "// someone else\n");
+    fails(
+        call(
+            &mut s,
+            "write",
+            json!({"file_path": "src/new.rs", "content": "mine\n"}),
+        ),
+        "FS_STALE_VERSION",
+    );
+    assert_eq!(ws.bytes("src/new.rs"), b"// someone else\n");
+}
+
+#[test]
+fn sessions_do_not_share_observations() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "hello\n");
+    let mut first = ws.session();
+    let mut second = ws.session();
+    ok(call(&mut first, "read", json!({"file_path": "a.txt"})));
+    fails(
+        call(
+            &mut second,
+            "edit",
+            json!({"file_path": "a.txt", "old_string": "hello", "new_string": "x"}),
+        ),
+        "FS_NOT_OBSERVED",
+    );
+    ok(call(
+        &mut first,
+        "edit",
+        json!({"file_path": "a.txt", "old_string": "hello", "new_string": "hi"}),
+    ));
+    ok(call(&mut second, "read", json!({"file_path": "a.txt"})));
+    ok(call(
+        &mut second,
+        "edit",
+        json!({"file_path": "a.txt", "old_string": "hi", "new_string": "hey"}),
+    ));
+    // The first session's observation is now stale.
+    fails(
+        call(
+            &mut first,
+            "edit",
+            json!({"file_path": "a.txt", "old_string": "hey", "new_string": "yo"}),
+        ),
+        "FS_STALE_VERSION",
+    );
+}
+
+#[test]
+fn policy_off_is_unconditional() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "one\n");
+    let mut s = runtime()
+        .session(
+            ws.provider(),
+            SessionOptions {
+                observation_policy: false,
+            },
+        )
+        .unwrap();
+    ok(call(
+        &mut s,
+        "edit",
+        json!({"file_path": "a.txt", "old_string": "one", "new_string": "two"}),
+    ));
+    ok(call(
+        &mut s,
+        "write",
+        json!({"file_path": "a.txt", "content": "three\n"}),
+    ));
+    ws.write("a.txt", "four\n");
+    ok(call(
+        &mut s,
+        "edit",
+        json!({"file_path": "a.txt", "old_string": "four", "new_string": "five"}),
+    ));
+    assert_eq!(ws.bytes("a.txt"), b"five\n");
+    // Matching rules still apply.
+    fails(
+        call(
+            &mut s,
+            "edit",
+            json!({"file_path": "a.txt", "old_string": "zzz", "new_string": "y"}),
+        ),
+        "FS_EDIT_NOT_FOUND",
+    );
+}
+
+#[test]
+fn concurrent_sessions_editing_one_file_have_exactly_one_winner() {
+    let ws = Workspace::new();
+    ws.write("c.txt", "value = 0\n");
+    let barrier = Arc::new(std::sync::Barrier::new(2));
+    let mut sessions: Vec<_> = (0..2).map(|_| ws.session()).collect();
+    for s in &mut sessions {
+        ok(call(s, "read", json!({"file_path": "c.txt"})));
+    }
+    let handles: Vec<_> = sessions
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut s)| {
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                call(&mut s, "edit", json!({"file_path": "c.txt", "old_string": "value = 0", "new_string": format!("value = {}", i + 1)}))
+            })
+        })
+        .collect();
+    let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let codes: Vec<_> = results.iter().map(code).collect();
+    assert_eq!(codes.iter().filter(|c| **c == "OK").count(), 1, "{codes:?}");
+    assert_eq!(
+        codes.iter().filter(|c| **c == "FS_STALE_VERSION").count(),
+        1,
+        "{codes:?}"
+    );
+    let content = String::from_utf8(ws.bytes("c.txt")).unwrap();
+    assert!(
+        content == "value = 1\n" || content == "value = 2\n",
+        "{content}"
+    );
+}
+
+#[test]
+fn non_text_and_non_files_are_refused_without_blocking() {
+    let ws = Workspace::new();
+    ws.write("bin.dat", b"\x7fELF\x02\x01\x00\x00binary");
+    ws.write("latin1.txt", b"caf\xE9\n");
+    std::fs::create_dir(ws.path("dir")).unwrap();
+    let fifo = ws.path("pipe");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let mut s = ws.session();
+    let text = fails(
+        call(&mut s, "read", json!({"file_path": "bin.dat"})),
+        "FS_NOT_TEXT",
+    );
+    assert!(text.contains("NUL byte at offset 6"), "{text}");
+    let text = fails(
+        call(&mut s, "read", json!({"file_path": "latin1.txt"})),
+        "FS_NOT_TEXT",
+    );
+    assert!(text.contains("invalid UTF-8 at offset 3"), "{text}");
+    fails(
+        call(&mut s, "read", json!({"file_path": "dir"})),
+        "FS_NOT_REGULAR_FILE",
+    );
+    // A FIFO with no writer would block a plain open forever.
+    let started = std::time::Instant::now();
+    fails(
+        call(&mut s, "read", json!({"file_path": "pipe"})),
+        "FS_NOT_REGULAR_FILE",
+    );
+    fails(
+        call(
+            &mut s,
+            "edit",
+            json!({"file_path": "pipe", "old_string": "a", "new_string": "b"}),
+        ),
+        "FS_NOT_OBSERVED",
+    );
+    assert!(started.elapsed().as_secs() < 10);
+    fails(
+        call(
+            &mut s,
+            "write",
+            json!({"file_path": "pipe", "content": "x"}),
+        ),
+        "FS_NOT_REGULAR_FILE",
+    );
+    fails(
+        call(&mut s, "write", json!({"file_path": "dir", "content": "x"})),
+        "FS_NOT_REGULAR_FILE",
+    );
+    fails(
+        call(&mut s, "read", json!({"file_path": "missing.txt"})),
+        "FS_NOT_FOUND",
+    );
+    fails(
+        call(&mut s, "read", json!({"file_path": "bin.dat/child"})),
+        "FS_NOT_DIRECTORY",
+    );
+    assert_eq!(ws.bytes("bin.dat"), b"\x7fELF\x02\x01\x00\x00binary");
+}
+
+#[test]
+fn bad_arguments_get_invalid_args_and_touch_nothing() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "a\n");
+    let before = Workspace::snapshot(&ws.root);
+    let mut s = ws.session();
+    ok(call(&mut s, "read", json!({"file_path": "a.txt"})));
+    let cases = [
+        ("read", "not json".to_string(), "not valid JSON"),
+        ("read", "[]".into(), "must be a JSON object"),
+        ("read", "{}".into(), "missing required field `file_path`"),
+        (
+            "read",
+            r#"{"file_path": 5}"#.into(),
+            "`file_path` must be a string",
+        ),
+        (
+            "read",
+            r#"{"file_path": "a.txt", "offset": 0}"#.into(),
+            "`offset` must be an integer of at least 1",
+        ),
+        (
+            "read",
+            r#"{"file_path": "a.txt", "limit": "10"}"#.into(),
+            "`limit` must be an integer",
+        ),
+        (
+            "read",
+            r#"{"file_path": "a.txt", "filePath": "a.txt"}"#.into(),
+            "unknown field `filePath`",
+        ),
+        (
+            "write",
+            r#"{"file_path": "a.txt"}"#.into(),
+            "missing required field `content`",
+        ),
+        (
+            "edit",
+            r#"{"file_path": "a.txt", "old_string": "", "new_string": "x"}"#.into(),
+            "`old_string` must not be empty",
+        ),
+        (
+            "edit",
+            r#"{"file_path": "a.txt", "old_string": "a", "new_string": "a"}"#.into(),
+            "identical",
+        ),
+        (
+            "edit",
+            r#"{"file_path": "a.txt", "old_string": "a", "new_string": "b", "replace_all": "yes"}"#
+                .into(),
+            "`replace_all` must be true or false",
+        ),
+        (
+            "edit",
+            format!("{}{}", "[".repeat(100_000), "]".repeat(100_000)),
+            "not valid JSON",
+        ),
+    ];
+    for (tool, args, needle) in cases {
+        let r = s.execute(tool, &args);
+        let text = fails(r, "INVALID_ARGS");
+        assert!(
+            text.contains(needle),
+            "{tool} {}: {text}",
+            &args[..args.len().min(60)]
+        );
+    }
+    let r = s.execute("delete", "{}");
+    fails(r, "UNKNOWN_TOOL");
+    fails(
+        call(&mut s, "read", json!({"file_path": "a.txt", "offset": 3})),
+        "FS_NOT_FOUND",
+    );
+    assert_eq!(Workspace::snapshot(&ws.root), before);
+    // The session is intact after all of that.
+    ok(call(
+        &mut s,
+        "edit",
+        json!({"file_path": "a.txt", "old_string": "a", "new_string": "b"}),
+    ));
+}
+
+#[test]
+fn a_trap_is_an_error_result_and_the_next_call_works() {
+    let ws = Workspace::new();
+    ws.write("small.txt", "small\n");
+    ws.write("nine.txt", "x".repeat(9 << 20));
+    let runtime = dsh_fs::Runtime::builder()
+        .cache_dir(Some(crate::cache_dir()))
+        .limits(Limits {
+            memory_bytes: 4 << 20,
+            ..Limits::default()
+        })
+        .build()
+        .unwrap();
+    let provider = Arc::new(LocalProvider::new(&ws.root).unwrap());
+    let mut s = runtime
+        .session(provider, SessionOptions::default())
+        .unwrap();
+    ok(call(&mut s, "read", json!({"file_path": "small.txt"})));
+    // 9 MiB of text cannot enter a 4 MiB instance.
+    let text = fails(
+        call(&mut s, "read", json!({"file_path": "nine.txt"})),
+        "INTERNAL_ERROR",
+    );
+    assert!(text.contains("session was restarted"), "{text}");
+    // A fresh instance serves the next call, without the old observations.
+    fails(
+        call(
+            &mut s,
+            "edit",
+            json!({"file_path": "small.txt", "old_string": "small", "new_string": "big"}),
+        ),
+        "FS_NOT_OBSERVED",
+    );
+    ok(call(&mut s, "read", json!({"file_path": "small.txt"})));
+    ok(call(
+        &mut s,
+        "edit",
+        json!({"file_path": "small.txt", "old_string": "small", "new_string": "big"}),
+    ));
+}
+
+#[test]
+fn large_files_stream_with_bounded_memory() {
+    // The 64 MiB file is read at its end by a separate `dsh-fs call` process
+    // whose peak RSS is compared with the same call on a tiny file.
+    let ws = Workspace::new();
+    let line = format!("{}\n", "y".repeat(79));
+    let lines = (64 << 20) / line.len();
+    let mut big = line.repeat(lines - 1);
+    big.push_str("the very last line\n");
+    ws.write("big.txt", &big);
+    ws.write("tiny.txt", "tiny\n");
+    drop(big);
+
+    let (out, big_rss) = crate::cli::run_measured(&[
+        "call",
+        "read",
+        &json!({"file_path": "big.txt", "offset": lines - 1}).to_string(),
+        "--root",
+        ws.root.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out,
+        format!("File: big.txt\n{}: {}\n{}: the very last line\n(Lines {}-{} of {} shown; end of file.)\n", lines - 1, "y".repeat(79), lines, lines - 1, lines, lines).replace(" shown; end", "; end")
+    );
+    let (_, tiny_rss) = crate::cli::run_measured(&[
+        "call",
+        "read",
+        r#"{"file_path":"tiny.txt"}"#,
+        "--root",
+        ws.root.to_str().unwrap(),
+    ]);
+    eprintln!(
+        "peak RSS: 64 MiB read {} KiB, tiny read {} KiB",
+        big_rss, tiny_rss
+    );
+    assert!(
+        big_rss < 32 * 1024 && big_rss < tiny_rss + 16 * 1024,
+        "reading 64 MiB took {big_rss} KiB peak vs {tiny_rss} KiB for a tiny file"
+    );
+}

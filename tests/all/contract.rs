@@ -1,0 +1,401 @@
+//! The provider contract, checked directly on every backend: one suite,
+//! stamped per backend by `contract_suite!`.
+
+use crate::Workspace;
+use dsh_fs::{
+    EditRequest, EntryKind, ErrorCode, FsError, LocalProvider, MemoryProvider, Provider,
+    WriteIntent, WriteOperation,
+};
+use std::sync::Arc;
+
+/// A backend under test plus a side door to its storage.
+trait Fixture {
+    fn provider(&self) -> Arc<dyn Provider>;
+    fn put(&self, path: &str, bytes: &[u8]);
+    fn get(&self, path: &str) -> Option<Vec<u8>>;
+    fn mkdir(&self, path: &str);
+    /// Rewrites `path` with identical bytes so that only metadata changes.
+    fn touch(&self, path: &str);
+    /// The absolute spelling of the root.
+    fn root(&self) -> String;
+}
+
+struct Local(Workspace, Arc<LocalProvider>);
+
+impl Local {
+    fn new() -> Self {
+        let ws = Workspace::new();
+        let p = Arc::new(LocalProvider::new(&ws.root).unwrap());
+        Local(ws, p)
+    }
+}
+
+impl Fixture for Local {
+    fn provider(&self) -> Arc<dyn Provider> {
+        self.1.clone()
+    }
+    fn put(&self, path: &str, bytes: &[u8]) {
+        self.0.write(path, bytes)
+    }
+    fn get(&self, path: &str) -> Option<Vec<u8>> {
+        std::fs::read(self.0.path(path)).ok()
+    }
+    fn mkdir(&self, path: &str) {
+        std::fs::create_dir_all(self.0.path(path)).unwrap()
+    }
+    fn touch(&self, path: &str) {
+        // Same bytes through a new inode, new mtime and new ctime.
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        let bytes = std::fs::read(self.0.path(path)).unwrap();
+        let tmp = self.0.path("touch.tmp");
+        std::fs::write(&tmp, bytes).unwrap();
+        std::fs::rename(tmp, self.0.path(path)).unwrap();
+    }
+    fn root(&self) -> String {
+        self.1.root().to_str().unwrap().to_owned()
+    }
+}
+
+struct Memory(Arc<MemoryProvider>);
+
+impl Memory {
+    fn new() -> Self {
+        Memory(Arc::new(MemoryProvider::new()))
+    }
+}
+
+impl Fixture for Memory {
+    fn provider(&self) -> Arc<dyn Provider> {
+        self.0.clone()
+    }
+    fn put(&self, path: &str, bytes: &[u8]) {
+        self.0.insert(path, bytes)
+    }
+    fn get(&self, path: &str) -> Option<Vec<u8>> {
+        self.0.get(path)
+    }
+    fn mkdir(&self, path: &str) {
+        self.0.create_dir(path)
+    }
+    fn touch(&self, path: &str) {
+        let bytes = self.0.get(path).unwrap();
+        self.0.insert(path, bytes)
+    }
+    fn root(&self) -> String {
+        "/workspace".into()
+    }
+}
+
+#[track_caller]
+fn code<T>(r: Result<T, FsError>) -> ErrorCode {
+    match r {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e.code,
+    }
+}
+
+fn edit(old: &str, new: &str) -> EditRequest {
+    EditRequest::new(old, new, false)
+}
+
+fn resolve_normalizes_and_confines(f: &dyn Fixture) {
+    let p = f.provider();
+    f.put("dir/a.txt", b"a\n");
+    let a = p.resolve("dir/a.txt").unwrap();
+    for spelling in [
+        "./dir/a.txt",
+        "dir//a.txt",
+        "dir/x/../a.txt",
+        &format!("{}/dir/a.txt", f.root()),
+    ] {
+        let t = p.resolve(spelling).unwrap();
+        assert_eq!(t.key(), a.key(), "{spelling}");
+        assert_eq!(t.display_path(), "dir/a.txt", "{spelling}");
+    }
+    for escape in [
+        "../a.txt",
+        "dir/../../a.txt",
+        "/etc/passwd",
+        &format!("{}/../x", f.root()),
+    ] {
+        assert_eq!(
+            code(p.resolve(escape)),
+            ErrorCode::SandboxDenied,
+            "{escape}"
+        );
+    }
+    assert_eq!(code(p.resolve("")), ErrorCode::InvalidInput);
+    assert_eq!(code(p.resolve("a\0b")), ErrorCode::InvalidInput);
+}
+
+fn stat_reports_kind_and_absence(f: &dyn Fixture) {
+    let p = f.provider();
+    f.put("a.txt", b"hello");
+    f.mkdir("d");
+    let file = p.stat(&p.resolve("a.txt").unwrap()).unwrap().unwrap();
+    assert_eq!((file.kind, file.size), (EntryKind::File, Some(5)));
+    let dir = p.stat(&p.resolve("d").unwrap()).unwrap().unwrap();
+    assert_eq!(dir.kind, EntryKind::Directory);
+    assert_eq!(p.stat(&p.resolve("missing").unwrap()).unwrap(), None);
+}
+
+fn read_decodes_and_rejects_non_text(f: &dyn Fixture) {
+    let p = f.provider();
+    f.put("bom.txt", b"\xEF\xBB\xBFx\r\n");
+    f.put("nul.bin", b"ab\0cd");
+    f.put("latin1.txt", b"caf\xE9\n");
+    f.mkdir("d");
+    let t = |path| p.resolve(path).unwrap();
+    assert_eq!(p.read_text(&t("bom.txt"), 1 << 20).unwrap().text, "x\r\n");
+    assert_eq!(
+        code(p.read_text(&t("nul.bin"), 1 << 20)),
+        ErrorCode::NotText
+    );
+    assert_eq!(
+        code(p.read_text(&t("latin1.txt"), 1 << 20)),
+        ErrorCode::NotText
+    );
+    assert_eq!(
+        code(p.read_text(&t("d"), 1 << 20)),
+        ErrorCode::NotRegularFile
+    );
+    assert_eq!(
+        code(p.read_text(&t("missing"), 1 << 20)),
+        ErrorCode::NotFound
+    );
+    assert_eq!(code(p.read_text(&t("bom.txt"), 4)), ErrorCode::TooLarge);
+    assert_eq!(code(p.stream_text(&t("missing"))), ErrorCode::NotFound);
+    assert_eq!(code(p.stream_text(&t("d"))), ErrorCode::NotRegularFile);
+}
+
+fn stream_matches_read(f: &dyn Fixture) {
+    let p = f.provider();
+    let text: String = (0..2000).map(|i| format!("{i} ✓ ünïcode\r\n")).collect();
+    f.put("s.txt", format!("\u{feff}{text}").as_bytes());
+    let t = p.resolve("s.txt").unwrap();
+    let whole = p.read_text(&t, u64::MAX).unwrap();
+    for chunk in [4, 5, 7, 1000, 1 << 20] {
+        let mut s = p.stream_text(&t).unwrap();
+        let mut got = String::new();
+        while let Some(piece) = s.next_chunk(chunk).unwrap() {
+            assert!(
+                piece.len() <= chunk.max(4) as usize,
+                "chunk {chunk} gave {}",
+                piece.len()
+            );
+            assert!(s.version().is_none(), "version before the end");
+            got.push_str(&piece);
+        }
+        assert_eq!(got, whole.text, "chunk {chunk}");
+        assert_eq!(s.version().as_ref(), Some(&whole.version), "chunk {chunk}");
+    }
+    f.put("bad.txt", b"fine\nthen \xC3");
+    let mut s = p.stream_text(&p.resolve("bad.txt").unwrap()).unwrap();
+    let mut err = None;
+    while err.is_none() {
+        match s.next_chunk(4) {
+            Ok(Some(_)) => {}
+            Ok(None) => panic!("a truncated character must fail the stream"),
+            Err(e) => err = Some(e.code),
+        }
+    }
+    assert_eq!(err, Some(ErrorCode::NotText));
+}
+
+fn write_honours_intents(f: &dyn Fixture) {
+    let p = f.provider();
+    let t = p.resolve("new/deep/file.txt").unwrap();
+    let created = p
+        .write_text(&t, "one\n", Some(WriteIntent::CreateIfAbsent))
+        .unwrap();
+    assert_eq!(created.operation, WriteOperation::Created);
+    assert_eq!(f.get("new/deep/file.txt").unwrap(), b"one\n");
+    // The version a write returns is the one a read would return.
+    assert_eq!(p.read_text(&t, 1 << 20).unwrap().version, created.version);
+
+    assert_eq!(
+        code(p.write_text(&t, "x", Some(WriteIntent::CreateIfAbsent))),
+        ErrorCode::NotObserved
+    );
+    let updated = p
+        .write_text(
+            &t,
+            "two\n",
+            Some(WriteIntent::ReplaceIfVersion(created.version.clone())),
+        )
+        .unwrap();
+    assert_eq!(updated.operation, WriteOperation::Updated);
+    assert_ne!(updated.version, created.version);
+    assert_eq!(
+        code(p.write_text(
+            &t,
+            "three\n",
+            Some(WriteIntent::ReplaceIfVersion(created.version))
+        )),
+        ErrorCode::StaleVersion
+    );
+    assert_eq!(f.get("new/deep/file.txt").unwrap(), b"two\n");
+    let gone = p.resolve("gone/file.txt").unwrap();
+    assert_eq!(
+        code(p.write_text(
+            &gone,
+            "x",
+            Some(WriteIntent::ReplaceIfVersion(updated.version))
+        )),
+        ErrorCode::StaleVersion
+    );
+    assert_eq!(f.get("gone/file.txt"), None);
+    p.write_text(&t, "four\n", None).unwrap();
+    assert_eq!(f.get("new/deep/file.txt").unwrap(), b"four\n");
+    f.mkdir("adir");
+    assert_eq!(
+        code(p.write_text(&p.resolve("adir").unwrap(), "x", None)),
+        ErrorCode::NotRegularFile
+    );
+    f.put("plain", b"file");
+    // Refused at resolve or at write, but never written.
+    let under_file = p
+        .resolve("plain/child")
+        .and_then(|t| p.write_text(&t, "x", None));
+    assert_eq!(code(under_file), ErrorCode::NotDirectory);
+}
+
+fn edit_checks_version_before_matching(f: &dyn Fixture) {
+    let p = f.provider();
+    f.put("e.txt", b"alpha\nbeta\n");
+    let t = p.resolve("e.txt").unwrap();
+    let seen = p.read_text(&t, 1 << 20).unwrap().version;
+    f.put("e.txt", b"gamma\n");
+    // "beta" is gone too, but staleness is what must be reported.
+    assert_eq!(
+        code(p.edit_text(&t, &edit("beta", "B"), Some(&seen))),
+        ErrorCode::StaleVersion
+    );
+    assert_eq!(f.get("e.txt").unwrap(), b"gamma\n");
+    assert_eq!(
+        code(p.edit_text(&p.resolve("nope.txt").unwrap(), &edit("a", "b"), None)),
+        ErrorCode::StaleVersion
+    );
+}
+
+fn edit_matches_literally_and_reports_outcomes(f: &dyn Fixture) {
+    let p = f.provider();
+    f.put("e.txt", b"x = 1\ny = 1\nx = 1\n");
+    let t = p.resolve("e.txt").unwrap();
+    let v0 = p.read_text(&t, 1 << 20).unwrap().version;
+    let e = p
+        .edit_text(&t, &edit("x = 1", "x = 2"), Some(&v0))
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::AmbiguousEdit);
+    assert!(e.message.contains("lines 1, 3"), "{}", e.message);
+    assert_eq!(
+        code(p.edit_text(&t, &edit("z = 1", "z"), Some(&v0))),
+        ErrorCode::EditNotFound
+    );
+    assert_eq!(
+        code(p.edit_text(&t, &edit("", "z"), Some(&v0))),
+        ErrorCode::InvalidInput
+    );
+    assert_eq!(f.get("e.txt").unwrap(), b"x = 1\ny = 1\nx = 1\n");
+    let one = p.edit_text(&t, &edit("y = 1", "y = 2"), Some(&v0)).unwrap();
+    assert_eq!((one.replacements, one.first_line), (1, 2));
+    let all = p
+        .edit_text(
+            &t,
+            &EditRequest::new("x = 1", "x = 3", true),
+            Some(&one.version),
+        )
+        .unwrap();
+    assert_eq!((all.replacements, all.first_line), (2, 1));
+    assert_eq!(f.get("e.txt").unwrap(), b"x = 3\ny = 2\nx = 3\n");
+    assert_eq!(p.read_text(&t, 1 << 20).unwrap().version, all.version);
+    f.put("bin", b"a\0b");
+    assert_eq!(
+        code(p.edit_text(&p.resolve("bin").unwrap(), &edit("a", "c"), None)),
+        ErrorCode::NotText
+    );
+}
+
+fn identical_content_is_not_stale(f: &dyn Fixture) {
+    let p = f.provider();
+    f.put("t.txt", b"same\n");
+    let t = p.resolve("t.txt").unwrap();
+    let seen = p.read_text(&t, 1 << 20).unwrap().version;
+    let before = p.stat(&t).unwrap().unwrap().version;
+    f.touch("t.txt");
+    assert_ne!(
+        p.stat(&t).unwrap().unwrap().version,
+        before,
+        "the touch must change metadata"
+    );
+    p.edit_text(&t, &edit("same", "changed"), Some(&seen))
+        .unwrap();
+    let seen = p.read_text(&t, 1 << 20).unwrap().version;
+    f.touch("t.txt");
+    p.write_text(&t, "rewritten\n", Some(WriteIntent::ReplaceIfVersion(seen)))
+        .unwrap();
+}
+
+fn edits_are_byte_faithful(f: &dyn Fixture) {
+    let p = f.provider();
+    let file = b"\xEF\xBB\xBFone\r\ntwo\nthree\r\nfour";
+    f.put("m.txt", file);
+    let t = p.resolve("m.txt").unwrap();
+    p.edit_text(&t, &edit("three\nfour", "3\nfour"), None)
+        .unwrap();
+    assert_eq!(
+        f.get("m.txt").unwrap(),
+        b"\xEF\xBB\xBFone\r\ntwo\n3\r\nfour"
+    );
+}
+
+fn concurrent_guarded_edits_have_one_winner(f: &dyn Fixture) {
+    let p = f.provider();
+    f.put("race.txt", b"counter = 0\n");
+    let t = p.resolve("race.txt").unwrap();
+    let seen = p.read_text(&t, 1 << 20).unwrap().version;
+    let barrier = Arc::new(std::sync::Barrier::new(8));
+    let handles: Vec<_> = (0..8)
+        .map(|i| {
+            let (p, t, seen, barrier) = (p.clone(), t.clone(), seen.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                p.edit_text(
+                    &t,
+                    &edit("counter = 0", &format!("counter = {i}")),
+                    Some(&seen),
+                )
+            })
+        })
+        .collect();
+    let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let winners = results.iter().filter(|r| r.is_ok()).count();
+    assert_eq!(winners, 1, "{results:?}");
+    for r in results.iter().filter_map(|r| r.as_ref().err()) {
+        assert_eq!(r.code, ErrorCode::StaleVersion);
+    }
+}
+
+macro_rules! contract_suite {
+    ($($test:ident),* $(,)?) => {
+        mod local {
+            $( #[test] fn $test() { super::$test(&super::Local::new()) } )*
+        }
+        mod memory {
+            $( #[test] fn $test() { super::$test(&super::Memory::new()) } )*
+        }
+    };
+}
+
+contract_suite!(
+    resolve_normalizes_and_confines,
+    stat_reports_kind_and_absence,
+    read_decodes_and_rejects_non_text,
+    stream_matches_read,
+    write_honours_intents,
+    edit_checks_version_before_matching,
+    edit_matches_literally_and_reports_outcomes,
+    identical_content_is_not_stale,
+    edits_are_byte_faithful,
+    concurrent_guarded_edits_have_one_winner,
+);

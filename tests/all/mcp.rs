@@ -1,0 +1,115 @@
+//! `dsh-fs mcp` end to end: a subprocess driven by the rmcp client over stdio.
+
+use crate::Workspace;
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use serde_json::{Value, json};
+
+fn text(r: &CallToolResult) -> String {
+    r.content[0]
+        .as_text()
+        .map(|t| t.text.clone())
+        .unwrap_or_default()
+}
+
+fn params(tool: &'static str, args: Value) -> CallToolRequestParams {
+    let Value::Object(map) = args else {
+        unreachable!()
+    };
+    CallToolRequestParams::new(tool).with_arguments(JsonObject::from_iter(map))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn read_edit_stale_reread_edit_over_mcp() {
+    let ws = Workspace::new();
+    ws.write("app.py", "def main():\r\n    print('hello')\r\n");
+    let root = ws.root.clone();
+    let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_dsh-fs")).configure(|c| {
+        c.args(["mcp", "--root"])
+            .arg(&root)
+            .env("DSH_FS_CACHE_DIR", crate::cache_dir());
+    });
+    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let info = client.peer_info().unwrap();
+    assert_eq!(info.server_info.as_ref().unwrap().name, "dsh-fs");
+
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
+    assert_eq!(names, ["read", "write", "edit"]);
+    assert_eq!(
+        tools[2].input_schema["properties"]["replace_all"]["default"],
+        false
+    );
+
+    let read = client
+        .call_tool(params("read", json!({"file_path": "app.py"})))
+        .await
+        .unwrap();
+    assert_eq!(read.is_error, Some(false));
+    assert_eq!(
+        text(&read),
+        "File: app.py\n1: def main():\n2:     print('hello')\n(End of file: 2 lines.)"
+    );
+
+    let edit = client
+        .call_tool(params(
+            "edit",
+            json!({"file_path": "app.py", "old_string": "'hello'", "new_string": "'hi'"}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(edit.is_error, Some(false), "{}", text(&edit));
+    assert_eq!(ws.bytes("app.py"), b"def main():\r\n    print('hi')\r\n");
+
+    ws.write(
+        "app.py",
+        "def main():\r\n    print('changed elsewhere')\r\n",
+    );
+    let stale = client
+        .call_tool(params(
+            "edit",
+            json!({"file_path": "app.py", "old_string": "'hi'", "new_string": "'hey'"}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(stale.is_error, Some(true));
+    let error = &stale.structured_content.as_ref().unwrap()["error"];
+    assert_eq!(error["code"], "FS_STALE_VERSION");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("Read the file again")
+    );
+    assert!(text(&stale).starts_with("FS_STALE_VERSION: "));
+
+    let reread = client
+        .call_tool(params("read", json!({"file_path": "app.py", "offset": 2})))
+        .await
+        .unwrap();
+    assert_eq!(
+        text(&reread),
+        "File: app.py\n2:     print('changed elsewhere')\n(Lines 2-2 of 2; end of file.)"
+    );
+    let edit = client
+        .call_tool(params("edit", json!({"file_path": "app.py", "old_string": "changed elsewhere", "new_string": "merged"})))
+        .await
+        .unwrap();
+    assert_eq!(edit.is_error, Some(false), "{}", text(&edit));
+    assert_eq!(
+        ws.bytes("app.py"),
+        b"def main():\r\n    print('merged')\r\n"
+    );
+
+    let bad = client
+        .call_tool(params("read", json!({"path": "app.py"})))
+        .await
+        .unwrap();
+    assert_eq!(bad.is_error, Some(true));
+    assert_eq!(
+        bad.structured_content.unwrap()["error"]["code"],
+        "INVALID_ARGS"
+    );
+    client.cancel().await.unwrap();
+}
