@@ -31,3 +31,6 @@ pub use types::{
 
 /// Files at or above this size are read through `stream-text`, never whole.
 pub const STREAM_THRESHOLD: u64 = 10 * 1024 * 1024;
+
+/// Largest arguments object (JSON text) a tool call accepts.
+pub const MAX_ARGUMENT_BYTES: usize = 16 * 1024 * 1024;

@@ -52,8 +52,51 @@ fn check(bytes: &[u8], base: u64) -> Result<&str, NotText> {
     })
 }
 
+/// Like [`decode`], but takes the bytes by value and returns them as the
+/// text without copying (one validation pass; a BOM costs one move).
+pub fn decode_owned(mut bytes: Vec<u8>) -> Result<String, NotText> {
+    let skip = bom_len(&bytes);
+    bytes.drain(..skip);
+    into_text(bytes, skip as u64)
+}
+
+/// `bytes` as text, validated once: UTF-8 and no NUL byte. `base` is the
+/// file offset of `bytes[0]`, for the error.
+fn into_text(bytes: Vec<u8>, base: u64) -> Result<String, NotText> {
+    let text = String::from_utf8(bytes).map_err(|e| NotText {
+        offset: base + e.utf8_error().valid_up_to() as u64,
+        nul: false,
+    })?;
+    match memchr::memchr(0, text.as_bytes()) {
+        Some(at) => Err(NotText {
+            offset: base + at as u64,
+            nul: true,
+        }),
+        None => Ok(text),
+    }
+}
+
+/// Length of an incomplete UTF-8 sequence at the end of `bytes` (0 to 3):
+/// the bytes to carry over to the next chunk.
+fn incomplete_tail(bytes: &[u8]) -> usize {
+    for back in 1..=bytes.len().min(4) {
+        let b = bytes[bytes.len() - back];
+        if b & 0xC0 != 0x80 {
+            let needed = match b {
+                0xC0..=0xDF => 2,
+                0xE0..=0xEF => 3,
+                0xF0..=0xF7 => 4,
+                _ => 1,
+            };
+            return if needed > back { back } else { 0 };
+        }
+    }
+    0
+}
+
 /// Incremental version of [`decode`] for chunked reads: carries a character
-/// split across chunk boundaries to the next chunk.
+/// split across chunk boundaries to the next chunk. Each byte is validated
+/// once and decoded text is handed out without copying.
 #[derive(Debug, Default)]
 pub struct StreamDecoder {
     pending: Vec<u8>,
@@ -67,55 +110,65 @@ impl StreamDecoder {
         Self::default()
     }
 
+    /// A decoder starting `offset` bytes into a file's text (past any BOM),
+    /// at a character boundary.
+    pub fn resume(offset: u64) -> Self {
+        StreamDecoder {
+            pending: Vec::new(),
+            offset,
+            started: true,
+        }
+    }
+
     /// Bytes held back from earlier chunks (at most 3).
     pub fn pending(&self) -> usize {
         self.pending.len()
     }
 
-    /// Decodes `chunk` (the next bytes of the file), returning the text of
-    /// every complete character so far.
-    pub fn push(&mut self, chunk: &[u8]) -> Result<String, NotText> {
-        let mut buf = std::mem::take(&mut self.pending);
-        buf.extend_from_slice(chunk);
-        let mut start = 0;
+    /// A buffer for the next read, holding the bytes carried over from the
+    /// previous chunk; append the newly read bytes and pass it to [`Self::decode`].
+    pub fn begin(&mut self, capacity: usize) -> Vec<u8> {
+        let mut buf = Vec::with_capacity(capacity + self.pending.len());
+        buf.append(&mut self.pending);
+        buf
+    }
+
+    /// Decodes a buffer made by [`Self::begin`] plus new bytes, returning the
+    /// text of every complete character (without copying it).
+    pub fn decode(&mut self, mut buf: Vec<u8>) -> Result<String, NotText> {
         if !self.started {
             if buf.len() < BOM.len() && BOM.starts_with(&buf) {
                 self.pending = buf; // too short to tell a BOM from text yet
                 return Ok(String::new());
             }
             self.started = true;
-            start = bom_len(&buf);
-            self.offset += start as u64;
+            let skip = bom_len(&buf);
+            buf.drain(..skip);
+            self.offset += skip as u64;
         }
-        let body = &buf[start..];
-        let complete = match std::str::from_utf8(body) {
-            Ok(_) => body.len(),
-            // An incomplete character at the very end waits for the next chunk.
-            Err(e) if e.error_len().is_none() => e.valid_up_to(),
-            Err(e) => {
-                return Err(NotText {
-                    offset: self.offset + e.valid_up_to() as u64,
-                    nul: false,
-                });
-            }
-        };
-        check(&body[..complete], self.offset)?;
-        self.pending = body[complete..].to_vec();
-        self.offset += complete as u64;
-        // Validated just above.
-        Ok(String::from_utf8(body[..complete].to_vec()).expect("validated UTF-8"))
+        let keep = buf.len() - incomplete_tail(&buf);
+        self.pending = buf.split_off(keep);
+        let text = into_text(buf, self.offset)?;
+        self.offset += text.len() as u64;
+        Ok(text)
+    }
+
+    /// Decodes the next chunk of the file (copying it once).
+    pub fn push(&mut self, chunk: &[u8]) -> Result<String, NotText> {
+        let mut buf = self.begin(chunk.len());
+        buf.extend_from_slice(chunk);
+        self.decode(buf)
     }
 
     /// Ends the stream: a character cut off by the end of the file is invalid.
     pub fn finish(&mut self) -> Result<(), NotText> {
+        let rest = std::mem::take(&mut self.pending);
         if !self.started {
-            self.started = true;
             // A file shorter than a BOM that looked like its prefix.
-            let rest = std::mem::take(&mut self.pending);
-            check(&rest, 0)?;
-            return Ok(());
+            self.started = true;
+            return into_text(rest, 0).map(drop);
         }
-        if self.pending.is_empty() {
+        if rest.is_empty() {
             Ok(())
         } else {
             Err(NotText {
@@ -209,6 +262,26 @@ mod tests {
                 nul: true
             }
         );
+    }
+
+    #[test]
+    fn incomplete_tails() {
+        assert_eq!(incomplete_tail(b"ab"), 0);
+        assert_eq!(incomplete_tail("é".as_bytes()), 0);
+        assert_eq!(incomplete_tail(&"é".as_bytes()[..1]), 1);
+        assert_eq!(incomplete_tail(&"𝄞".as_bytes()[..3]), 3);
+        assert_eq!(incomplete_tail(&"a✓".as_bytes()[..3]), 2);
+        assert_eq!(incomplete_tail(b"\x80\x80"), 0); // invalid, left for validation
+    }
+
+    #[test]
+    fn decode_owned_matches_decode() {
+        for bytes in [&b"\xEF\xBB\xBFhi"[..], b"plain", b"a\0b", b"ab\xFF", b""] {
+            assert_eq!(
+                decode_owned(bytes.to_vec()),
+                decode(bytes).map(str::to_owned)
+            );
+        }
     }
 
     #[test]

@@ -59,8 +59,12 @@ impl Provider for Imported {
         })
     }
 
-    fn stream_text(&self, target: &seam::Target) -> Result<seam::TextStream, core::FsError> {
-        seam::stream_text(target).map_err(Into::into)
+    fn stream_text(
+        &self,
+        target: &seam::Target,
+        start: u64,
+    ) -> Result<seam::TextStream, core::FsError> {
+        seam::stream_text(target, start).map_err(Into::into)
     }
 
     fn write_text(

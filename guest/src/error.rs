@@ -40,7 +40,9 @@ impl ToolError {
     pub fn invalid_args(tool: &str, what: impl std::fmt::Display) -> Self {
         ToolError {
             code: "INVALID_ARGS".into(),
-            message: format!("{tool}: {what}. Fix the arguments and call {tool} again."),
+            message: one_line(format!(
+                "{tool}: {what}. Fix the arguments and call {tool} again."
+            )),
         }
     }
 
@@ -70,7 +72,7 @@ impl ToolError {
         }
         ToolError {
             code: err.code.as_str().into(),
-            message,
+            message: one_line(message),
         }
     }
 
@@ -78,6 +80,23 @@ impl ToolError {
     pub fn text(&self) -> String {
         format!("{}: {}", self.code, self.message)
     }
+}
+
+/// `s` with control characters escaped, so a message is always one line
+/// (paths and field names may contain newlines).
+fn one_line(s: String) -> String {
+    if !s.chars().any(char::is_control) {
+        return s;
+    }
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// What the model should try next after `code` from `tool`.
@@ -123,6 +142,17 @@ mod tests {
                 assert!(!remedy(tool, code).is_empty(), "{code} {tool:?}");
             }
         }
+    }
+
+    #[test]
+    fn messages_are_one_line_whatever_the_input() {
+        let e = ToolError::from_fs(Tool::Read, FsError::not_found("a\nb\r.txt"));
+        assert_eq!(
+            e.message,
+            "a\\nb\\r.txt does not exist. Check the path and try again."
+        );
+        let e = ToolError::invalid_args("edit", "unknown field `x\ny`");
+        assert!(!e.message.contains('\n'), "{}", e.message);
     }
 
     #[test]

@@ -24,8 +24,9 @@ pub trait Provider {
     fn stat(&self, target: &Self::Target) -> Result<Option<FsInfo>, FsError>;
     /// The whole decoded text; `too-large` beyond `max_bytes`.
     fn read_text(&self, target: &Self::Target, max_bytes: u64) -> Result<TextContent, FsError>;
-    /// The decoded text in chunks.
-    fn stream_text(&self, target: &Self::Target) -> Result<Self::Stream, FsError>;
+    /// The decoded text in chunks, from text offset `start` (0, or an offset
+    /// the caller recorded while streaming the same version).
+    fn stream_text(&self, target: &Self::Target, start: u64) -> Result<Self::Stream, FsError>;
     /// Atomic whole-file write under `intent`.
     fn write_text(
         &self,

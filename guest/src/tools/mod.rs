@@ -16,6 +16,8 @@ mod edit;
 mod read;
 mod write;
 
+pub use read::{LineIndex, MAX_LINE_CHARS, MAX_LINES, MAX_OUTPUT_BYTES, Window};
+
 use crate::error::{Tool, ToolError};
 use crate::policy::Policy;
 use crate::provider::Provider;
@@ -70,6 +72,8 @@ pub fn definitions() -> Vec<ToolDefinition> {
 pub struct Session<P> {
     provider: P,
     policy: Policy,
+    /// Line indexes of large files this session streamed, newest last.
+    index: Vec<(String, read::LineIndex)>,
 }
 
 impl<P: Provider> Session<P> {
@@ -79,6 +83,7 @@ impl<P: Provider> Session<P> {
         Session {
             provider,
             policy: Policy::new(observation_policy),
+            index: Vec::new(),
         }
     }
 
@@ -89,6 +94,9 @@ impl<P: Provider> Session<P> {
 
     /// Runs one call. Never panics on bad input: every failure is an error result.
     pub fn execute(&mut self, tool: &str, arguments_json: &str) -> ToolResult {
+        if arguments_json.len() > dsh_fs_core::MAX_ARGUMENT_BYTES {
+            return ToolResult::err(too_large_arguments(tool, arguments_json.len()));
+        }
         let outcome = match tool {
             "read" => read::run(self, arguments_json),
             "write" => write::run(self, arguments_json),
@@ -101,12 +109,42 @@ impl<P: Provider> Session<P> {
         }
     }
 
+    /// Keeps the line index of `key`, dropping the oldest beyond [`INDEXED_FILES`].
+    fn remember(&mut self, key: String, index: read::LineIndex) {
+        self.index.retain(|(k, _)| *k != key);
+        if self.index.len() == INDEXED_FILES {
+            self.index.remove(0);
+        }
+        self.index.push((key, index));
+    }
+
+    /// The line index of `key`, if this session built one.
+    fn indexed(&self, key: &str) -> Option<&read::LineIndex> {
+        self.index.iter().find(|(k, _)| k == key).map(|(_, ix)| ix)
+    }
+
     /// Resolves `path` for `tool`, mapping failures to the model-facing error.
     fn resolve(&self, tool: Tool, path: &str) -> Result<P::Target, ToolError> {
         self.provider
             .resolve(path)
             .map_err(|e| ToolError::from_fs(tool, e))
     }
+}
+
+/// Large files whose line index a session keeps (about 16 KiB per GiB each).
+const INDEXED_FILES: usize = 8;
+
+/// INVALID_ARGS for an arguments object over [`dsh_fs_core::MAX_ARGUMENT_BYTES`].
+#[cold]
+pub fn too_large_arguments(tool: &str, len: usize) -> ToolError {
+    let tool: String = tool.chars().take(64).collect();
+    ToolError::invalid_args(
+        &tool,
+        format_args!(
+            "the arguments are {len} bytes, more than the {} MiB limit; split the content into several edits",
+            dsh_fs_core::MAX_ARGUMENT_BYTES >> 20
+        ),
+    )
 }
 
 /// Formats `n` with a unit, `1 line` / `2 lines`.

@@ -63,30 +63,86 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
     let target = session.resolve(Tool::Read, &path)?;
     let provider = &session.provider;
     let display = provider.display_path(&target);
-    let mut window = Window::new(offset, limit);
-    let version = match provider.read_text(&target, STREAM_THRESHOLD - 1) {
+    let key = provider.key(&target);
+    let (rendered, version) = match provider.read_text(&target, STREAM_THRESHOLD - 1) {
         Ok(content) => {
+            let mut window = Window::new(offset, limit);
             window.push(&content.text);
-            content.version
+            (window.finish(&display, None), content.version)
         }
         Err(e) if e.code == ErrorCode::TooLarge => {
-            let mut stream = provider.stream_text(&target).map_err(fail)?;
-            while let Some(chunk) = stream.next_chunk(STREAM_CHUNK).map_err(fail)? {
-                window.push(&chunk);
+            // Metadata before the stream opens: if the file changes while it is
+            // scanned, the next stat differs and the index is not trusted.
+            let meta = provider.stat(&target).map_err(fail)?.map(|i| i.version);
+            let known = session
+                .indexed(&key)
+                .filter(|ix| meta.as_ref() == Some(&ix.meta));
+            match known {
+                Some(ix) if offset > 1 => {
+                    let (version, total) = (ix.version.clone(), ix.total);
+                    let (start, line) = ix.resume_point(offset);
+                    let mut window = Window::resume(offset, limit, line);
+                    let mut stream = provider.stream_text(&target, start).map_err(fail)?;
+                    while !window.complete() {
+                        match stream.next_chunk(STREAM_CHUNK).map_err(fail)? {
+                            Some(chunk) => window.push(&chunk),
+                            None => break,
+                        }
+                    }
+                    (window.finish(&display, Some(total)), version)
+                }
+                _ => {
+                    let mut window = Window::new(offset, limit).indexing();
+                    let mut stream = provider.stream_text(&target, 0).map_err(fail)?;
+                    while let Some(chunk) = stream.next_chunk(STREAM_CHUNK).map_err(fail)? {
+                        window.push(&chunk);
+                    }
+                    let version = stream.version().ok_or_else(|| {
+                        fail(FsError::new(
+                            ErrorCode::IoError,
+                            "the provider gave no version at the end of the stream",
+                        ))
+                    })?;
+                    if let Some(meta) = meta {
+                        let index = window.take_index(meta, version.clone());
+                        session.remember(key.clone(), index);
+                    }
+                    (window.finish(&display, None), version)
+                }
             }
-            stream.version().ok_or_else(|| {
-                fail(FsError::new(
-                    ErrorCode::IoError,
-                    "the provider gave no version at the end of the stream",
-                ))
-            })?
         }
         Err(e) => return Err(fail(e)),
     };
-    let rendered = window.finish(&display).map_err(fail)?;
-    let key = provider.key(&target);
+    let rendered = rendered.map_err(fail)?;
     session.policy.observe(key, version);
     Ok(rendered)
+}
+
+/// Where each streamed chunk of one version of a large file began: lets the
+/// next read of that version start near its window instead of rescanning.
+#[derive(Clone, Debug)]
+pub struct LineIndex {
+    /// The provider's metadata version the index belongs to.
+    meta: String,
+    /// The full version (with content hash) observed when it was built.
+    version: String,
+    /// Lines in the file.
+    total: u64,
+    /// `(text offset, line containing it)` at each chunk start, ascending.
+    marks: Vec<(u64, u64)>,
+}
+
+impl LineIndex {
+    /// The last mark from which the scan can reach line `offset`: one on an
+    /// earlier line (the partial line there is skipped), or the very start.
+    fn resume_point(&self, offset: u64) -> (u64, u64) {
+        self.marks
+            .iter()
+            .rev()
+            .find(|&&(at, line)| line < offset || at == 0)
+            .copied()
+            .unwrap_or((0, 1))
+    }
 }
 
 /// Scans text chunk by chunk, keeping only the lines inside the window.
@@ -107,6 +163,10 @@ pub struct Window {
     out: String,
     shown: Option<(u64, u64)>,
     capped: bool,
+    /// Text bytes seen so far.
+    consumed: u64,
+    /// Chunk-start marks, when building a [`LineIndex`].
+    marks: Option<Vec<(u64, u64)>>,
 }
 
 impl Window {
@@ -123,6 +183,40 @@ impl Window {
             out: String::new(),
             shown: None,
             capped: false,
+            consumed: 0,
+            marks: None,
+        }
+    }
+
+    /// A window whose text starts in the middle of the file, inside line
+    /// `line` (whose first part is missing, so `line` must be before `first`,
+    /// or 1 at the start of the file).
+    pub fn resume(first: u64, limit: u64, line: u64) -> Self {
+        let mut w = Self::new(first, limit);
+        w.line = line;
+        w.open = line > 1;
+        w
+    }
+
+    /// Also records where each pushed chunk starts, for [`Window::take_index`].
+    pub fn indexing(mut self) -> Self {
+        self.marks = Some(Vec::new());
+        self
+    }
+
+    /// Whether every line of the window has been seen (or the output is full).
+    pub fn complete(&self) -> bool {
+        self.capped || self.line > self.last
+    }
+
+    /// The index built while scanning a whole file (call after the last push).
+    pub fn take_index(&mut self, meta: String, version: String) -> LineIndex {
+        let total = self.line - 1 + u64::from(self.open);
+        LineIndex {
+            meta,
+            version,
+            total,
+            marks: self.marks.take().unwrap_or_default(),
         }
     }
 
@@ -132,6 +226,10 @@ impl Window {
 
     /// Feeds the next chunk of the file's text.
     pub fn push(&mut self, chunk: &str) {
+        if let Some(marks) = &mut self.marks {
+            marks.push((self.consumed, self.line));
+        }
+        self.consumed += chunk.len() as u64;
         let mut rest = chunk;
         while !rest.is_empty() {
             if !self.collecting() {
@@ -230,16 +328,18 @@ impl Window {
         self.open = false;
     }
 
-    /// Completes the scan and renders header, lines and footer.
-    pub fn finish(mut self, path: &str) -> Result<String, FsError> {
-        if self.open {
-            if self.collecting() {
-                self.end_line();
-            } else {
-                self.line += 1;
-            }
+    /// Completes the scan and renders header, lines and footer. `total` is
+    /// the file's line count when the scan stopped early (from an index).
+    pub fn finish(mut self, path: &str, total: Option<u64>) -> Result<String, FsError> {
+        if self.open && self.collecting() && total.is_none() {
+            self.end_line();
+        } else if self.open && total.is_none() {
+            self.line += 1;
+        } else if self.open && self.collecting() {
+            // A window line cut off by an early stop is complete only at the end.
+            self.end_line();
         }
-        let total = self.line - 1;
+        let total = total.unwrap_or(self.line - 1);
         if total == 0 {
             if self.first > 1 {
                 return Err(past_end(path, self.first, total));
@@ -299,7 +399,7 @@ mod tests {
     fn render(text: &str, first: u64, limit: u64) -> Result<String, FsError> {
         let mut w = Window::new(first, limit);
         w.push(text);
-        w.finish("f.txt")
+        w.finish("f.txt", None)
     }
 
     fn render_chunked(text: &str, first: u64, limit: u64, size: usize) -> Result<String, FsError> {
@@ -313,7 +413,63 @@ mod tests {
             w.push(&rest[..cut]);
             rest = &rest[cut..];
         }
-        w.finish("f.txt")
+        w.finish("f.txt", None)
+    }
+
+    /// Pages through `text` as the index allows, chunk size `size`.
+    fn render_paged(text: &str, first: u64, limit: u64, size: usize) -> Result<String, FsError> {
+        let chunks = split(text, size);
+        let mut full = Window::new(1, 1).indexing();
+        for c in &chunks {
+            full.push(c);
+        }
+        let index = full.take_index("m".into(), "v".into());
+        let (start, line) = index.resume_point(first);
+        let mut w = Window::resume(first, limit, line);
+        let mut at = 0u64;
+        for c in &chunks {
+            if at >= start && !w.complete() {
+                w.push(c);
+            }
+            at += c.len() as u64;
+        }
+        w.finish("f.txt", Some(index.total))
+    }
+
+    fn split(text: &str, size: usize) -> Vec<&str> {
+        let mut out = Vec::new();
+        let mut rest = text;
+        while !rest.is_empty() {
+            let mut cut = size.min(rest.len());
+            while !rest.is_char_boundary(cut) {
+                cut += 1;
+            }
+            out.push(&rest[..cut]);
+            rest = &rest[cut..];
+        }
+        out
+    }
+
+    #[test]
+    fn paging_from_an_index_matches_a_full_scan() {
+        let text: String = (1..=500)
+            .map(|i| format!("line {i} {}\r\n", "é".repeat(i % 5)))
+            .collect();
+        for (first, limit) in [(1, 10), (2, 3), (37, 40), (250, 2000), (499, 5), (500, 1)] {
+            let whole = render(&text, first, limit).unwrap();
+            for size in [7, 64, 1000] {
+                assert_eq!(
+                    render_paged(&text, first, limit, size).unwrap(),
+                    whole,
+                    "{first} {limit} {size}"
+                );
+            }
+        }
+        let unterminated = "a\nb\nlast line without newline";
+        assert_eq!(
+            render_paged(unterminated, 3, 5, 4).unwrap(),
+            render(unterminated, 3, 5).unwrap()
+        );
     }
 
     #[test]
