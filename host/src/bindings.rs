@@ -34,12 +34,25 @@ impl HostState {
     fn provider(&self) -> &dyn Provider {
         &*self.provider
     }
+
+    /// Hands a resource to the guest, trapping once it holds too many: a
+    /// guest that never drops its targets cannot grow the host's memory.
+    fn hand_out<T: Send + 'static>(&mut self, value: T) -> wasmtime::Result<Resource<T>> {
+        if self.live_resources >= self.max_resources {
+            wasmtime::bail!(
+                "the component holds more than {} open resources",
+                self.max_resources
+            );
+        }
+        self.live_resources += 1;
+        Ok(self.table.push(value)?)
+    }
 }
 
 impl seam::Host for HostState {
     fn resolve(&mut self, path: String) -> Res<Resource<Target>> {
         match self.provider().resolve(&path) {
-            Ok(target) => Ok(Ok(self.table.push(target)?)),
+            Ok(target) => Ok(Ok(self.hand_out(target)?)),
             Err(e) => Ok(Err(e.into())),
         }
     }
@@ -69,10 +82,10 @@ impl seam::Host for HostState {
         }))
     }
 
-    fn stream_text(&mut self, t: Resource<Target>) -> Res<Resource<StreamHandle>> {
+    fn stream_text(&mut self, t: Resource<Target>, start: u64) -> Res<Resource<StreamHandle>> {
         let target = self.table.get(&t)?;
-        match self.provider.stream_text(target) {
-            Ok(stream) => Ok(Ok(self.table.push(StreamHandle(stream))?)),
+        match self.provider.stream_text(target, start) {
+            Ok(stream) => Ok(Ok(self.hand_out(StreamHandle(stream))?)),
             Err(e) => Ok(Err(e.into())),
         }
     }
@@ -135,6 +148,7 @@ impl seam::HostTarget for HostState {
 
     fn drop(&mut self, t: Resource<Target>) -> wasmtime::Result<()> {
         self.table.delete(t)?;
+        self.live_resources -= 1;
         Ok(())
     }
 }
@@ -155,6 +169,7 @@ impl seam::HostTextStream for HostState {
 
     fn drop(&mut self, s: Resource<StreamHandle>) -> wasmtime::Result<()> {
         self.table.delete(s)?;
+        self.live_resources -= 1;
         Ok(())
     }
 }

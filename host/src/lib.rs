@@ -29,6 +29,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod bench;
 mod bindings;
 pub mod mcp;
 pub mod provider;
@@ -38,7 +39,10 @@ pub use dsh_fs_core::{
     EditOutcome, EditRequest, EntryKind, ErrorCode, FsError, FsInfo, TextContent, Version,
     WriteIntent, WriteOperation, WriteOutcome,
 };
-pub use provider::{LocalProvider, MemoryProvider, Provider, Target, TextStream};
+pub use object_store;
+pub use provider::{
+    LocalProvider, MemoryProvider, ObjectStoreProvider, Provider, S3Options, Target, TextStream,
+};
 pub use runtime::{
     COMPONENT, COMPONENT_PATH, Limits, Runtime, RuntimeBuilder, Session, SessionOptions,
     ToolDefinition, ToolError, ToolResult,

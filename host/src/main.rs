@@ -40,6 +40,21 @@ enum Command {
         #[command(flatten)]
         workspace: Workspace,
     },
+    /// Measure reads, paging, edits, the call loop and cold start against baselines.
+    Bench {
+        /// Directory for the generated files (kept between runs).
+        #[arg(long, default_value_os_t = std::env::temp_dir().join("dsh-fs-bench"))]
+        dir: PathBuf,
+        /// Repetitions per figure.
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+        /// Largest file in MiB: 1024 measures 1 MiB, 100 MiB and 1 GiB.
+        #[arg(long, default_value_t = 1024)]
+        max_mib: u64,
+        /// Calls in the small-file read loop.
+        #[arg(long, default_value_t = 10_000)]
+        calls: usize,
+    },
     /// Walk through read → edit → stale edit → re-read → edit on a scratch directory.
     Demo {
         /// Directory to work in (default: a new temporary directory).
@@ -53,6 +68,17 @@ struct Workspace {
     /// The workspace root; nothing outside it can be read or written.
     #[arg(long, default_value = ".")]
     root: PathBuf,
+    /// Serve an object store prefix instead of a directory: s3://BUCKET/PREFIX.
+    /// Credentials come from the AWS environment variables (AWS_ACCESS_KEY_ID, ...).
+    #[arg(long, value_name = "URL", conflicts_with = "root")]
+    store: Option<String>,
+    /// S3 endpoint URL for MinIO, moto or another S3-compatible server
+    /// [default: $AWS_ENDPOINT_URL, else AWS].
+    #[arg(long, value_name = "URL", requires = "store")]
+    endpoint: Option<String>,
+    /// The bucket's region [default: $AWS_REGION, else us-east-1].
+    #[arg(long, requires = "store")]
+    region: Option<String>,
     /// Turn the read-before-write/edit policy off: writes and edits become unconditional.
     #[arg(long)]
     no_policy: bool,
@@ -60,12 +86,23 @@ struct Workspace {
 
 impl Workspace {
     fn open(&self) -> Result<(Arc<dyn Provider>, SessionOptions)> {
-        let provider = LocalProvider::new(&self.root)
-            .with_context(|| format!("opening workspace root {}", self.root.display()))?;
+        let provider: Arc<dyn Provider> = match &self.store {
+            Some(url) => {
+                let options = dsh_fs::S3Options {
+                    endpoint: self.endpoint.clone(),
+                    region: self.region.clone(),
+                };
+                Arc::new(dsh_fs::ObjectStoreProvider::from_url(url, &options)?)
+            }
+            None => Arc::new(
+                LocalProvider::new(&self.root)
+                    .with_context(|| format!("opening workspace root {}", self.root.display()))?,
+            ),
+        };
         let options = SessionOptions {
             observation_policy: !self.no_policy,
         };
-        Ok((Arc::new(provider), options))
+        Ok((provider, options))
     }
 }
 
@@ -132,6 +169,21 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let (provider, options) = workspace.open()?;
             let server = dsh_fs::mcp::McpServer::new(&Runtime::new()?, provider, options)?;
             tokio::runtime::Runtime::new()?.block_on(server.serve_stdio())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench {
+            dir,
+            reps,
+            max_mib,
+            calls,
+        } => {
+            let opts = dsh_fs::bench::BenchOptions {
+                dir,
+                reps,
+                max_mib,
+                calls,
+            };
+            dsh_fs::bench::run(&opts)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Demo { root } => demo(root),

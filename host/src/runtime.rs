@@ -35,6 +35,11 @@ pub struct Limits {
     /// Longest one call may run inside the component (host I/O included in
     /// the wall time, interrupted only while guest code runs).
     pub call_timeout: Duration,
+    /// Largest result text accepted from the component; a larger one is
+    /// replaced by an `INTERNAL_ERROR` result.
+    pub max_result_bytes: usize,
+    /// Most provider resources (targets, streams) one instance may hold open.
+    pub max_resources: usize,
 }
 
 impl Default for Limits {
@@ -42,6 +47,8 @@ impl Default for Limits {
         Limits {
             memory_bytes: 256 << 20,
             call_timeout: Duration::from_secs(30),
+            max_result_bytes: 4 << 20,
+            max_resources: 1024,
         }
     }
 }
@@ -258,10 +265,23 @@ impl Session {
     /// error results, after which the session continues on a fresh instance
     /// (with no observations: files must be read again before editing).
     pub fn execute(&mut self, tool: &str, arguments_json: &str) -> ToolResult {
+        if arguments_json.len() > dsh_fs_core::MAX_ARGUMENT_BYTES {
+            // Refused before it is copied into the instance.
+            let e = dsh_fs_tools::tools::too_large_arguments(tool, arguments_json.len());
+            return ToolResult::host_error(&e.code, e.message);
+        }
+        let limit = self.runtime.limits.max_result_bytes;
         match self
             .instance
             .execute(&self.runtime.limits, tool, arguments_json)
         {
+            Ok(result) if result.text.len() > limit => ToolResult::host_error(
+                "INTERNAL_ERROR",
+                format!(
+                    "the component returned {} bytes, more than the {limit}-byte limit; the result was dropped",
+                    result.text.len()
+                ),
+            ),
             Ok(result) => result,
             Err(trap) => {
                 let timed_out = matches!(
@@ -287,7 +307,10 @@ impl Session {
                 } else {
                     ToolResult::host_error(
                         "INTERNAL_ERROR",
-                        format!("the tool failed inside the component ({trap:#}). {next}"),
+                        format!(
+                            "the tool failed inside the component ({}). {next}",
+                            trap_cause(&trap)
+                        ),
                     )
                 }
             }
@@ -317,6 +340,8 @@ impl Instance {
             .build();
         let state = HostState {
             provider,
+            max_resources: runtime.limits.max_resources,
+            live_resources: 0,
             table: ResourceTable::new(),
             wasi: WasiCtx::builder().build(),
             limits,
@@ -358,6 +383,16 @@ impl Instance {
     }
 }
 
+/// One line naming why the component stopped: the trap kind, or the host
+/// error that raised it (without the wasm backtrace).
+fn trap_cause(trap: &anyhow::Error) -> String {
+    let cause = match trap.downcast_ref::<wasmtime::Trap>() {
+        Some(kind) => kind.to_string(),
+        None => trap.root_cause().to_string(),
+    };
+    cause.lines().next().unwrap_or("unknown trap").to_owned()
+}
+
 fn deadline_ticks(timeout: Duration) -> u64 {
     (timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
 }
@@ -365,6 +400,8 @@ fn deadline_ticks(timeout: Duration) -> u64 {
 /// What a store holds: the provider and the resources handed to the guest.
 pub struct HostState {
     pub(crate) provider: Arc<dyn Provider>,
+    pub(crate) max_resources: usize,
+    pub(crate) live_resources: usize,
     pub(crate) table: ResourceTable,
     wasi: WasiCtx,
     limits: StoreLimits,

@@ -20,9 +20,8 @@ use dsh_fs_core::{
 };
 use rustix::fs::{FlockOperation, OFlags};
 use rustix::io::Errno;
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A workspace rooted at one local directory.
 #[derive(Debug)]
@@ -30,6 +29,8 @@ pub struct LocalProvider {
     dir: Dir,
     /// Absolute spellings of the root that absolute model paths may start with.
     roots: Vec<PathBuf>,
+    /// Whether files with more than one hard link may be read and edited.
+    hard_links: bool,
 }
 
 impl LocalProvider {
@@ -43,7 +44,20 @@ impl LocalProvider {
         if roots[0] != absolute {
             roots.push(absolute);
         }
-        Ok(LocalProvider { dir, roots })
+        Ok(LocalProvider {
+            dir,
+            roots,
+            hard_links: false,
+        })
+    }
+
+    /// Allows reading and editing files that have other hard links. Off by
+    /// default: a hard link is indistinguishable from its twin, which may lie
+    /// outside the root, so such files are `sandbox-denied`. (Writes never
+    /// modify a linked twin: they replace the name by rename.)
+    pub fn allow_hard_links(mut self, allow: bool) -> Self {
+        self.hard_links = allow;
+        self
     }
 
     /// The canonical absolute path of the root.
@@ -61,6 +75,17 @@ impl LocalProvider {
         let path = Path::new(rel);
         let mut missing: Vec<&std::ffi::OsStr> = Vec::new();
         let mut at = Some(path);
+        // A final component that is not a symlink is kept by name: resolving
+        // it would race with writers renaming new versions over it (the old
+        // inode's name reads as "NAME (deleted)"). Its parents are resolved.
+        match self.dir.symlink_metadata(path) {
+            Ok(meta) if meta.file_type().is_symlink() => {}
+            Ok(_) | Err(_) if path.parent().is_some() => {
+                missing.extend(path.file_name());
+                at = path.parent();
+            }
+            _ => {}
+        }
         while let Some(p) = at.filter(|p| !p.as_os_str().is_empty()) {
             match self.dir.canonicalize(p) {
                 Ok(mut real) => {
@@ -114,25 +139,36 @@ impl Provider for LocalProvider {
 
     fn read_text(&self, target: &Target, max_bytes: u64) -> Result<TextContent, FsError> {
         let shown = target.display_path();
-        let (bytes, meta) = read_stable(&self.dir, target.key(), shown, max_bytes)?;
-        let text = text::decode(&bytes).map_err(|e| FsError::not_text(shown, &e.to_string()))?;
-        let text = text.to_owned();
-        Ok(TextContent {
-            text,
-            version: version(&meta_token(&meta), content_hash(&bytes)),
-        })
+        let (bytes, meta) =
+            read_stable(&self.dir, target.key(), shown, max_bytes, self.hard_links)?;
+        let version = version(&meta_token(&meta), content_hash(&bytes));
+        let text =
+            text::decode_owned(bytes).map_err(|e| FsError::not_text(shown, &e.to_string()))?;
+        Ok(TextContent { text, version })
     }
 
-    fn stream_text(&self, target: &Target) -> Result<Box<dyn TextStream>, FsError> {
+    fn stream_text(&self, target: &Target, start: u64) -> Result<Box<dyn TextStream>, FsError> {
         let shown = target.display_path();
-        let (file, meta) = open_regular(&self.dir, rel_path(target.key()), shown)?;
+        let (mut file, meta) =
+            open_regular(&self.dir, rel_path(target.key()), shown, self.hard_links)?;
+        let (decoder, hasher) = if start == 0 {
+            (StreamDecoder::new(), Some(ContentHasher::new()))
+        } else {
+            // Skip the BOM, then seek: the text offset is past it.
+            let mut head = [0u8; 3];
+            let n = read_full(&mut file, &mut head).map_err(|e| map_io(e, shown))?;
+            let skip = text::bom_len(&head[..n]) as u64;
+            file.seek(io::SeekFrom::Start(skip + start))
+                .map_err(|e| map_io(e, shown))?;
+            (StreamDecoder::resume(start), None)
+        };
         Ok(Box::new(LocalStream {
             file,
             meta: meta_token(&meta),
             shown: shown.to_owned(),
-            decoder: StreamDecoder::new(),
-            hasher: ContentHasher::new(),
-            buf: Vec::new(),
+            decoder,
+            hasher,
+            ended: false,
             done: None,
         }))
     }
@@ -160,7 +196,7 @@ impl Provider for LocalProvider {
         };
         let lock = lock(&parent, shown)?;
 
-        let current = match open_regular(&parent, Path::new(name), shown) {
+        let current = match open_regular(&parent, Path::new(name), shown, self.hard_links) {
             Ok((mut file, meta)) => {
                 // The content hash is needed only to honour a version guard.
                 let hash = if matches!(intent, Some(WriteIntent::ReplaceIfVersion(_))) {
@@ -185,14 +221,14 @@ impl Provider for LocalProvider {
                 .map(|((_, h), t)| (t, *h)),
         )?;
         let mode = current.as_ref().map(|(m, _)| m.mode() & 0o7777);
-        let after = replace_atomically(&parent, &lock, name, content.as_bytes(), mode, shown)?;
+        let after = replace_atomically(&lock, name, content.as_bytes(), mode, shown)?;
         Ok(WriteOutcome {
             operation: if current.is_some() {
                 WriteOperation::Updated
             } else {
                 WriteOperation::Created
             },
-            version: version(&meta_token(&after), content_hash(content.as_bytes())),
+            version: version(&after, content_hash(content.as_bytes())),
         })
     }
 
@@ -210,14 +246,14 @@ impl Provider for LocalProvider {
             Err(e) => return Err(map_io(e, shown)),
         };
         let lock = lock(&parent, shown)?;
-        let (bytes, meta) = match read_stable(&parent, name, shown, MAX_EDIT_BYTES) {
+        let (bytes, meta) = match read_stable(&parent, name, shown, MAX_EDIT_BYTES, self.hard_links)
+        {
             Err(e) if e.code == ErrorCode::NotFound => return Err(vanished(shown)),
             other => other?,
         };
         let spliced = splice_checked(shown, &bytes, &meta_token(&meta), edit, expected)?;
         drop(bytes);
         let after = replace_atomically(
-            &parent,
             &lock,
             name,
             &spliced.bytes,
@@ -226,7 +262,7 @@ impl Provider for LocalProvider {
         )?;
         Ok(EditOutcome {
             replacements: spliced.replacements,
-            version: version(&meta_token(&after), content_hash(&spliced.bytes)),
+            version: version(&after, content_hash(&spliced.bytes)),
             first_line: spliced.first_line,
         })
     }
@@ -238,35 +274,50 @@ struct LocalStream {
     meta: String,
     shown: String,
     decoder: StreamDecoder,
-    hasher: ContentHasher,
-    buf: Vec<u8>,
+    /// Hashes the content when the stream started at the beginning.
+    hasher: Option<ContentHasher>,
+    ended: bool,
     done: Option<Version>,
 }
 
 impl TextStream for LocalStream {
     fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, FsError> {
-        if self.done.is_some() {
+        if self.ended {
             return Ok(None);
         }
         let want = (max_bytes.clamp(4, MAX_CHUNK) as usize).saturating_sub(self.decoder.pending());
-        self.buf.resize(want.max(1), 0);
         loop {
-            let n = match self.file.read(&mut self.buf) {
+            // Read straight into the buffer that becomes the chunk's String.
+            let mut buf = self.decoder.begin(want);
+            let start = buf.len();
+            buf.resize(start + want.max(1), 0);
+            let n = match self.file.read(&mut buf[start..]) {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(map_io(e, &self.shown)),
             };
+            buf.truncate(start + n);
             if n == 0 {
+                // Hand the carried-over bytes back so `finish` can judge them.
+                self.decoder
+                    .decode(buf)
+                    .map_err(|e| FsError::not_text(&self.shown, &e.to_string()))?;
                 self.decoder
                     .finish()
                     .map_err(|e| FsError::not_text(&self.shown, &e.to_string()))?;
-                self.done = Some(version(&self.meta, self.hasher.finish()));
+                self.ended = true;
+                self.done = self
+                    .hasher
+                    .as_ref()
+                    .map(|h| version(&self.meta, h.finish()));
                 return Ok(None);
             }
-            self.hasher.update(&self.buf[..n]);
+            if let Some(hasher) = &mut self.hasher {
+                hasher.update(&buf[start..]);
+            }
             let text = self
                 .decoder
-                .push(&self.buf[..n])
+                .decode(buf)
                 .map_err(|e| FsError::not_text(&self.shown, &e.to_string()))?;
             if !text.is_empty() {
                 return Ok(Some(text));
@@ -277,6 +328,20 @@ impl TextStream for LocalStream {
     fn version(&self) -> Option<Version> {
         self.done.clone()
     }
+}
+
+/// Reads until `buf` is full or the file ends; the number of bytes read.
+fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
 }
 
 /// `key` as a path for cap-std: the root itself is `.`.
@@ -301,10 +366,17 @@ fn file_name<'k>(target: &'k Target, shown: &str) -> Result<&'k str, FsError> {
 /// Opens a regular file for reading without ever blocking: `O_NONBLOCK`
 /// keeps a FIFO's open from waiting for a writer, and the type is checked on
 /// the open descriptor, so a swap after a check cannot slip a FIFO in.
-fn open_regular(dir: &Dir, path: &Path, shown: &str) -> Result<(File, Metadata), FsError> {
+fn open_regular(
+    dir: &Dir,
+    path: &Path,
+    shown: &str,
+    hard_links: bool,
+) -> Result<(File, Metadata), FsError> {
     let flags = (OFlags::NONBLOCK | OFlags::NOCTTY).bits() as i32;
+    let mut options = OpenOptions::new();
+    options.read(true).custom_flags(flags);
     let file = dir
-        .open_with(path, OpenOptions::new().read(true).custom_flags(flags))
+        .open_with(path, &options)
         .map_err(|e| map_io(e, shown))?;
     let meta = file.metadata().map_err(|e| map_io(e, shown))?;
     if !meta.is_file() {
@@ -318,6 +390,15 @@ fn open_regular(dir: &Dir, path: &Path, shown: &str) -> Result<(File, Metadata),
             format!("{shown} is {what}"),
         ));
     }
+    if meta.nlink() > 1 && !hard_links {
+        return Err(FsError::new(
+            ErrorCode::SandboxDenied,
+            format!(
+                "{shown} has {} hard links, and a linked copy may lie outside the workspace",
+                meta.nlink()
+            ),
+        ));
+    }
     Ok((file, meta))
 }
 
@@ -328,6 +409,7 @@ fn read_stable(
     key: &str,
     shown: &str,
     max_bytes: u64,
+    hard_links: bool,
 ) -> Result<(Vec<u8>, Metadata), FsError> {
     let too_large = |size: u64| {
         FsError::new(
@@ -337,18 +419,21 @@ fn read_stable(
     };
     let mut attempt = 0;
     loop {
-        let (file, before) = open_regular(dir, rel_path(key), shown)?;
+        let (mut file, before) = open_regular(dir, rel_path(key), shown, hard_links)?;
         if before.len() > max_bytes {
             return Err(too_large(before.len()));
         }
         let mut bytes = Vec::with_capacity(before.len() as usize + 1);
-        file.take(max_bytes.saturating_add(1))
+        (&mut file)
+            .take(max_bytes.saturating_add(1))
             .read_to_end(&mut bytes)
             .map_err(|e| map_io(e, shown))?;
         if bytes.len() as u64 > max_bytes {
             return Err(too_large(bytes.len() as u64));
         }
-        let after = dir.metadata(rel_path(key)).map_err(|e| map_io(e, shown))?;
+        // The open descriptor's metadata: a rename over the name does not
+        // concern the bytes just read, an in-place change does.
+        let after = file.metadata().map_err(|e| map_io(e, shown))?;
         attempt += 1;
         if meta_token(&before) == meta_token(&after) || attempt == 3 {
             return Ok((bytes, after));
@@ -366,62 +451,91 @@ fn lock(dir: &Dir, shown: &str) -> Result<File, FsError> {
     Ok(handle)
 }
 
-/// Replaces `name` in `dir` by `bytes` atomically and durably: a new temp
-/// file in the same directory, written, given `mode`, fsynced, renamed over
-/// `name`, and the directory fsynced (through `lock`, its readable handle). The temp file is removed on any failure.
+/// Replaces `name` by `bytes` atomically and durably, under the directory
+/// lock held through `dir` (the directory's readable handle): an anonymous
+/// `O_TMPFILE` is written, given `mode`, fsynced, linked as
+/// `.NAME.dsh-fs-tmp` and renamed over `name`; then the directory is fsynced.
+/// A process killed while writing leaves nothing behind; one killed between
+/// link and rename leaves the fixed temp name, which the next mutation of the
+/// file removes first. Returns the new file's metadata token.
 fn replace_atomically(
-    dir: &Dir,
-    lock: &File,
+    dir: &File,
     name: &str,
     bytes: &[u8],
     mode: Option<u32>,
     shown: &str,
-) -> Result<Metadata, FsError> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let io = |e| map_io(e, shown);
-    let (tmp, mut file) = loop {
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let tmp = format!(".{name}.{}.{n}.dsh-fs-tmp", std::process::id());
-        match dir.open_with(
-            &tmp,
-            OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(mode.unwrap_or(0o666)),
-        ) {
-            Ok(f) => break (tmp, f),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(io(e)),
-        }
-    };
-    let written = (|| {
-        file.write_all(bytes)?;
+) -> Result<String, FsError> {
+    use rustix::fs::{AtFlags, Mode, OFlags as O};
+    let fail = |e: Errno| map_io(e.into(), shown);
+    let tmp = format!(".{name}.dsh-fs-tmp");
+    match rustix::fs::unlinkat(dir, &tmp, AtFlags::empty()) {
+        Ok(()) | Err(Errno::NOENT) => {}
+        Err(e) => return Err(fail(e)),
+    }
+    let create_mode = Mode::from_raw_mode(mode.unwrap_or(0o666));
+    let (fd, anonymous) =
+        match rustix::fs::openat(dir, ".", O::TMPFILE | O::WRONLY | O::CLOEXEC, create_mode) {
+            Ok(fd) => (fd, true),
+            // Filesystems without O_TMPFILE get a named temp file from the start.
+            Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL | Errno::NOENT) => {
+                let flags = O::CREATE | O::EXCL | O::WRONLY | O::CLOEXEC;
+                (
+                    rustix::fs::openat(dir, &tmp, flags, create_mode).map_err(fail)?,
+                    false,
+                )
+            }
+            Err(e) => return Err(fail(e)),
+        };
+    let written = (|| -> Result<(), Errno> {
+        let mut file = std::fs::File::from(fd);
+        file.write_all(bytes)
+            .map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?;
         if let Some(mode) = mode {
             // The create mode is masked by the umask; the old mode is kept exactly.
-            rustix::fs::fchmod(&file, rustix::fs::Mode::from_raw_mode(mode))?;
+            rustix::fs::fchmod(&file, Mode::from_raw_mode(mode))?;
         }
-        file.sync_all()?;
-        drop(file);
-        dir.rename(&tmp, dir, name)
+        rustix::fs::fsync(&file)?;
+        if anonymous {
+            let proc_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&file));
+            rustix::fs::linkat(&file, "", dir, &tmp, AtFlags::EMPTY_PATH).or_else(|_| {
+                rustix::fs::linkat(
+                    rustix::fs::CWD,
+                    &proc_path,
+                    dir,
+                    &tmp,
+                    AtFlags::SYMLINK_FOLLOW,
+                )
+            })?;
+        }
+        rustix::fs::renameat(dir, &tmp, dir, name)
     })();
     if let Err(e) = written {
-        let _ = dir.remove_file(&tmp);
-        return Err(io(e));
+        let _ = rustix::fs::unlinkat(dir, &tmp, AtFlags::empty());
+        return Err(fail(e));
     }
-    rustix::fs::fsync(lock).map_err(|e| io(e.into()))?;
-    dir.metadata(name).map_err(io)
+    rustix::fs::fsync(dir).map_err(fail)?;
+    let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(fail)?;
+    Ok(token(
+        st.st_ino,
+        st.st_size as u64,
+        (st.st_mtime as i64, st.st_mtime_nsec as i64),
+        (st.st_ctime as i64, st.st_ctime_nsec as i64),
+    ))
 }
 
 /// Metadata part of a version: inode, size, mtime and ctime in nanoseconds.
 fn meta_token(m: &Metadata) -> String {
-    let ns = |s: i64, n: i64| (s as i128) * 1_000_000_000 + n as i128;
-    format!(
-        "{:x}.{:x}.{:x}.{:x}",
+    token(
         m.ino(),
         m.size(),
-        ns(m.mtime(), m.mtime_nsec()),
-        ns(m.ctime(), m.ctime_nsec())
+        (m.mtime(), m.mtime_nsec()),
+        (m.ctime(), m.ctime_nsec()),
     )
+}
+
+fn token(ino: u64, size: u64, mtime: (i64, i64), ctime: (i64, i64)) -> String {
+    let ns = |(s, n): (i64, i64)| (s as i128) * 1_000_000_000 + n as i128;
+    format!("{ino:x}.{size:x}.{:x}.{:x}", ns(mtime), ns(ctime))
 }
 
 /// Maps an I/O error to the seam's codes. cap-std reports an escape from the

@@ -192,14 +192,19 @@ impl Provider for MemoryProvider {
         })
     }
 
-    fn stream_text(&self, target: &Target) -> Result<Box<dyn TextStream>, FsError> {
+    fn stream_text(&self, target: &Target, start: u64) -> Result<Box<dyn TextStream>, FsError> {
         let shown = target.display_path();
         let file = self.lock().file(target.key(), shown)?.clone();
+        let at = (text::bom_len(&file.bytes) as u64 + start).min(file.bytes.len() as u64) as usize;
         Ok(Box::new(MemoryStream {
-            version: version(&meta_token(&file), content_hash(&file.bytes)),
+            version: (start == 0).then(|| version(&meta_token(&file), content_hash(&file.bytes))),
             file,
-            at: 0,
-            decoder: StreamDecoder::new(),
+            at: if start == 0 { 0 } else { at },
+            decoder: if start == 0 {
+                StreamDecoder::new()
+            } else {
+                StreamDecoder::resume(start)
+            },
             shown: shown.to_owned(),
             done: false,
         }))
@@ -265,7 +270,8 @@ impl Provider for MemoryProvider {
 /// Streams a snapshot of one file.
 struct MemoryStream {
     file: File,
-    version: Version,
+    /// Known when the stream started at the beginning.
+    version: Option<Version>,
     at: usize,
     decoder: StreamDecoder,
     shown: String,
@@ -300,6 +306,6 @@ impl TextStream for MemoryStream {
     }
 
     fn version(&self) -> Option<Version> {
-        self.done.then(|| self.version.clone())
+        self.version.clone().filter(|_| self.done)
     }
 }

@@ -9,7 +9,9 @@
 
 mod local;
 mod memory;
+mod object_store;
 
+pub use self::object_store::{ObjectStoreProvider, S3Options};
 pub use local::LocalProvider;
 pub use memory::MemoryProvider;
 
@@ -42,8 +44,11 @@ pub trait Provider: Send + Sync + fmt::Debug {
     /// blocking on FIFOs or devices).
     fn read_text(&self, target: &Target, max_bytes: u64) -> Result<TextContent, FsError>;
 
-    /// Like [`Provider::read_text`] in chunks, with memory bounded whatever the size.
-    fn stream_text(&self, target: &Target) -> Result<Box<dyn TextStream>, FsError>;
+    /// Like [`Provider::read_text`] in chunks, with memory bounded whatever
+    /// the size, from `start` bytes into the text (after any BOM): 0, or an
+    /// offset where a chunk of an earlier stream of the same version began.
+    /// A stream that starts past 0 reports no version.
+    fn stream_text(&self, target: &Target, start: u64) -> Result<Box<dyn TextStream>, FsError>;
 
     /// Atomically creates or replaces the whole file, creating parent
     /// directories and keeping an existing file's mode. `intent`:
@@ -105,6 +110,8 @@ impl Target {
 
 /// Largest chunk a stream hands out, whatever the guest asks for.
 pub(crate) const MAX_CHUNK: u32 = 8 << 20;
+/// Longest path accepted (Linux's `PATH_MAX`).
+pub(crate) const MAX_PATH_BYTES: usize = 4096;
 /// Largest file an edit loads.
 pub(crate) const MAX_EDIT_BYTES: u64 = 1 << 30;
 
@@ -114,6 +121,15 @@ pub(crate) const MAX_EDIT_BYTES: u64 = 1 << 30;
 pub(crate) fn normalize(path: &str, roots: &[std::path::PathBuf]) -> Result<String, FsError> {
     if path.is_empty() {
         return Err(FsError::new(ErrorCode::InvalidInput, "the path is empty"));
+    }
+    if path.len() > MAX_PATH_BYTES {
+        return Err(FsError::new(
+            ErrorCode::InvalidInput,
+            format!(
+                "the path is {} bytes long, more than the {MAX_PATH_BYTES} allowed",
+                path.len()
+            ),
+        ));
     }
     if path.contains('\0') {
         return Err(FsError::new(

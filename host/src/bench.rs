@@ -1,0 +1,373 @@
+//! `dsh-fs bench`: the figures behind the performance claims, each against a
+//! baseline measured in the same run (these machines are noisy; ratios are
+//! what to compare). Prints; asserts nothing.
+
+use crate::provider::{LocalProvider, Provider, Target, TextStream};
+use crate::{Runtime, SessionOptions};
+use anyhow::{Context, Result, bail};
+use dsh_fs_core::{
+    EditOutcome, EditRequest, FsError, FsInfo, TextContent, WriteIntent, WriteOutcome,
+};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    /// Where the generated files live (kept between runs).
+    pub dir: PathBuf,
+    /// Repetitions per figure.
+    pub reps: usize,
+    /// Largest file size in MiB (1024 for the full run).
+    pub max_mib: u64,
+    /// Calls in the small-read loop.
+    pub calls: usize,
+}
+
+/// Runs every benchmark and prints the table.
+pub fn run(opts: &BenchOptions) -> Result<()> {
+    std::fs::create_dir_all(&opts.dir)?;
+    let exe = std::env::current_exe()?;
+    let runtime = Runtime::new()?;
+    let provider: Arc<dyn Provider> = Arc::new(LocalProvider::new(&opts.dir)?);
+    println!(
+        "dsh-fs bench: {} repetitions, median [min-max]\n",
+        opts.reps
+    );
+
+    let sizes: Vec<u64> = [1, 100, 1024]
+        .into_iter()
+        .filter(|&m| m <= opts.max_mib)
+        .collect();
+    println!("first windowed read (offset = middle line, limit 2000) vs `wc -l`");
+    for &mib in &sizes {
+        let file = text_file(&opts.dir, mib)?;
+        let mid = lines_in(mib) / 2;
+        let args = format!(
+            r#"{{"file_path":"{}","offset":{mid},"limit":2000}}"#,
+            name(&file)
+        );
+        let read = sample(opts.reps, || {
+            let mut s = runtime.session(provider.clone(), SessionOptions::default())?;
+            timed(|| expect_ok(s.execute("read", &args)))
+        })?;
+        let wc = sample(opts.reps, || {
+            timed(|| run_quiet(Command::new("wc").arg("-l").arg(&file)))
+        })?;
+        let rss = child_peak_rss(&exe, &opts.dir, &["call", "read", &args, "--root"])?;
+        println!(
+            "  {:>5} MiB  read {}  wc -l {}  ratio {:.2}x  peak RSS {} MiB",
+            mib,
+            show(&read),
+            show(&wc),
+            median(&read).as_secs_f64() / median(&wc).as_secs_f64(),
+            rss / 1024
+        );
+    }
+
+    println!("\npaging: next read of the unchanged file at another offset, same session");
+    for &mib in sizes.iter().filter(|&&m| m >= 100) {
+        let file = text_file(&opts.dir, mib)?;
+        let mid = lines_in(mib) / 2;
+        let first = format!(
+            r#"{{"file_path":"{}","offset":{mid},"limit":2000}}"#,
+            name(&file)
+        );
+        let next = format!(
+            r#"{{"file_path":"{}","offset":{},"limit":2000}}"#,
+            name(&file),
+            mid + 2000
+        );
+        let mut firsts = Vec::new();
+        let pages = sample(opts.reps, || {
+            let mut s = runtime.session(provider.clone(), SessionOptions::default())?;
+            firsts.push(timed(|| expect_ok(s.execute("read", &first)))?);
+            timed(|| expect_ok(s.execute("read", &next)))
+        })?;
+        println!(
+            "  {:>5} MiB  page {}  first {}  ratio {:.2}x",
+            mib,
+            show(&pages),
+            show(&firsts),
+            median(&pages).as_secs_f64() / median(&firsts).as_secs_f64()
+        );
+    }
+
+    println!("\nedit of the marker line vs `cp` + fsync of the same file");
+    for &mib in sizes.iter().filter(|&&m| m <= 100) {
+        let file = text_file(&opts.dir, mib)?;
+        let work = opts.dir.join(format!("edit-{mib}.txt"));
+        std::fs::copy(&file, &work)?;
+        let marker = marker(mib);
+        let mut s = runtime.session(
+            provider.clone(),
+            SessionOptions {
+                observation_policy: false,
+            },
+        )?;
+        let mut flip = false;
+        let edits = sample(opts.reps, || {
+            let (from, to) = if flip {
+                ("EDITED", "MARKER")
+            } else {
+                ("MARKER", "EDITED")
+            };
+            flip = !flip;
+            let args = serde_json::json!({
+                "file_path": name(&work),
+                "old_string": marker.replace("MARKER", from),
+                "new_string": marker.replace("MARKER", to),
+            })
+            .to_string();
+            timed(|| expect_ok(s.execute("edit", &args)))
+        })?;
+        let copy_to = opts.dir.join("copy.tmp");
+        let copies = sample(opts.reps, || {
+            timed(|| {
+                std::fs::copy(&work, &copy_to)?;
+                std::fs::File::open(&copy_to)?.sync_all()?;
+                Ok(())
+            })
+        })?;
+        let args = serde_json::json!({
+            "file_path": name(&work),
+            "old_string": marker.replace("MARKER", if flip { "EDITED" } else { "MARKER" }),
+            "new_string": marker.replace("MARKER", "CHILD"),
+        })
+        .to_string();
+        let rss = child_peak_rss(
+            &exe,
+            &opts.dir,
+            &["call", "edit", &args, "--no-policy", "--root"],
+        )?;
+        println!(
+            "  {:>5} MiB  edit {}  cp+fsync {}  ratio {:.2}x  peak RSS {} MiB",
+            mib,
+            show(&edits),
+            show(&copies),
+            median(&edits).as_secs_f64() / median(&copies).as_secs_f64(),
+            rss / 1024
+        );
+        std::fs::remove_file(&work)?;
+        std::fs::remove_file(&copy_to)?;
+    }
+
+    println!(
+        "\n{} sequential reads of a 4 KiB file in one session",
+        opts.calls
+    );
+    let small = opts.dir.join("small-4k.txt");
+    let lines: String = (0..52).map(|i| format!("{i:>79}\n")).collect();
+    std::fs::write(&small, &lines[..4096])?;
+    let args = format!(r#"{{"file_path":"{}"}}"#, name(&small));
+    let mut wasm = runtime.session(provider.clone(), SessionOptions::default())?;
+    let mut native = dsh_fs_tools::Session::new(Native(provider.clone()), true);
+    let wasm_t = sample(opts.reps, || {
+        timed(|| {
+            for _ in 0..opts.calls {
+                expect_ok(wasm.execute("read", &args))?;
+            }
+            Ok(())
+        })
+    })?;
+    let native_t = sample(opts.reps, || {
+        timed(|| {
+            for _ in 0..opts.calls {
+                let r = native.execute("read", &args);
+                if r.is_error() {
+                    bail!("native read failed: {}", r.text);
+                }
+            }
+            Ok(())
+        })
+    })?;
+    let per_s = |d: Duration| opts.calls as f64 / d.as_secs_f64();
+    println!(
+        "  component {:.0} calls/s ({:.1} µs/call)  native {:.0} calls/s ({:.1} µs/call)  ratio {:.2}x",
+        per_s(median(&wasm_t)),
+        median(&wasm_t).as_secs_f64() * 1e6 / opts.calls as f64,
+        per_s(median(&native_t)),
+        median(&native_t).as_secs_f64() * 1e6 / opts.calls as f64,
+        median(&wasm_t).as_secs_f64() / median(&native_t).as_secs_f64()
+    );
+
+    println!(
+        "\ncold start: process start to first result of `dsh-fs call read` (4 KiB file) vs `cat`"
+    );
+    let cache = opts.dir.join("cold-cache");
+    let call = |cache: &Path| {
+        timed(|| {
+            run_quiet(
+                Command::new(&exe)
+                    .args(["call", "read", &args, "--root"])
+                    .arg(&opts.dir)
+                    .env("DSH_FS_CACHE_DIR", cache),
+            )
+        })
+    };
+    call(&cache)?; // fill the cache
+    let warm = sample(opts.reps, || call(&cache))?;
+    let cold = sample(opts.reps, || {
+        let _ = std::fs::remove_dir_all(&cache);
+        call(&cache)
+    })?;
+    let cat = sample(opts.reps, || {
+        timed(|| run_quiet(Command::new("cat").arg(&small)))
+    })?;
+    println!(
+        "  cached {}  uncached {}  cat {}  ratio cached/cat {:.1}x",
+        show(&warm),
+        show(&cold),
+        show(&cat),
+        median(&warm).as_secs_f64() / median(&cat).as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Lines of 80 bytes in a file of `mib` MiB.
+fn lines_in(mib: u64) -> u64 {
+    (mib << 20) / 80
+}
+
+fn marker(mib: u64) -> String {
+    format!("{:<79}", format!("MARKER line of the {mib} MiB file"))
+}
+
+/// The `mib` MiB text file of 80-byte lines with the marker line in the middle.
+fn text_file(dir: &Path, mib: u64) -> Result<PathBuf> {
+    let path = dir.join(format!("text-{mib}mib.txt"));
+    let lines = lines_in(mib);
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() == lines * 80) {
+        return Ok(path);
+    }
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path)?);
+    for i in 0..lines {
+        if i == lines / 2 {
+            writeln!(out, "{}", marker(mib))?;
+        } else {
+            writeln!(
+                out,
+                "{:<79}",
+                format!("line {i} of a generated text file, padded to eighty bytes")
+            )?;
+        }
+    }
+    out.flush()?;
+    Ok(path)
+}
+
+fn name(path: &Path) -> String {
+    path.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+fn expect_ok(r: crate::ToolResult) -> Result<()> {
+    if r.is_error {
+        bail!("call failed: {}", r.text);
+    }
+    Ok(())
+}
+
+fn run_quiet(cmd: &mut Command) -> Result<()> {
+    let out = cmd.output().context("spawning")?;
+    if !out.status.success() {
+        bail!("{:?} failed: {}", cmd, String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(())
+}
+
+fn timed(f: impl FnOnce() -> Result<()>) -> Result<Duration> {
+    let t = Instant::now();
+    f()?;
+    Ok(t.elapsed())
+}
+
+fn sample(reps: usize, mut f: impl FnMut() -> Result<Duration>) -> Result<Vec<Duration>> {
+    f()?; // warm-up: page cache, code paths
+    let mut v = (0..reps).map(|_| f()).collect::<Result<Vec<_>>>()?;
+    v.sort();
+    Ok(v)
+}
+
+fn median(v: &[Duration]) -> Duration {
+    v[v.len() / 2]
+}
+
+fn show(v: &[Duration]) -> String {
+    let ms = |d: &Duration| d.as_secs_f64() * 1e3;
+    format!(
+        "{:.2} ms [{:.2}-{:.2}]",
+        ms(&median(v)),
+        ms(&v[0]),
+        ms(&v[v.len() - 1])
+    )
+}
+
+/// Peak RSS (KiB) of `dsh-fs ARGS DIR` in its own process.
+fn child_peak_rss(exe: &Path, dir: &Path, args: &[&str]) -> Result<u64> {
+    let out = Command::new(exe)
+        .args(args)
+        .arg(dir)
+        .env("DSH_FS_STATS", "1")
+        .output()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    stderr
+        .split_once("peak_rss_kib=")
+        .and_then(|(_, v)| v.trim().parse().ok())
+        .with_context(|| format!("no peak RSS reported: {stderr}"))
+}
+
+/// The tools library built natively over the same provider: the baseline
+/// for the cost of the component boundary.
+struct Native(Arc<dyn Provider>);
+
+impl dsh_fs_tools::Provider for Native {
+    type Target = Target;
+    type Stream = Box<dyn TextStream>;
+
+    fn resolve(&self, path: &str) -> Result<Target, FsError> {
+        self.0.resolve(path)
+    }
+    fn display_path(&self, t: &Target) -> String {
+        t.display_path().to_owned()
+    }
+    fn key(&self, t: &Target) -> String {
+        t.key().to_owned()
+    }
+    fn stat(&self, t: &Target) -> Result<Option<FsInfo>, FsError> {
+        self.0.stat(t)
+    }
+    fn read_text(&self, t: &Target, max_bytes: u64) -> Result<TextContent, FsError> {
+        self.0.read_text(t, max_bytes)
+    }
+    fn stream_text(&self, t: &Target, start: u64) -> Result<Box<dyn TextStream>, FsError> {
+        self.0.stream_text(t, start)
+    }
+    fn write_text(
+        &self,
+        t: &Target,
+        content: &str,
+        intent: Option<WriteIntent>,
+    ) -> Result<WriteOutcome, FsError> {
+        self.0.write_text(t, content, intent)
+    }
+    fn edit_text(
+        &self,
+        t: &Target,
+        edit: &EditRequest,
+        expected: Option<&str>,
+    ) -> Result<EditOutcome, FsError> {
+        self.0.edit_text(t, edit, expected)
+    }
+}
+
+impl dsh_fs_tools::TextStream for Box<dyn TextStream> {
+    fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, FsError> {
+        (**self).next_chunk(max_bytes)
+    }
+    fn version(&self) -> Option<String> {
+        (**self).version()
+    }
+}
