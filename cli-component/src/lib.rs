@@ -1,0 +1,247 @@
+//! The JSON-lines protocol of the `dsh-fs` command component, independent of
+//! WIT so it is unit-tested natively.
+//!
+//! One request per input line, `{"tool":"read","arguments":{...}}`, and one
+//! result per request on its own output line, in order:
+//! `{"text":...,"is_error":...,"error":{"code":...,"message":...}|null}`.
+//! Blank lines are skipped. A line that is not such a request (bad JSON, not
+//! an object, no `tool`, an unknown key, invalid UTF-8) gets an `INVALID_ARGS`
+//! result and the session goes on. `arguments` is optional (`{}`) and is
+//! handed to the tool as it is, so the tool reports what is wrong with it.
+//!
+//! ```
+//! use dsh_fs_command::{Reply, serve};
+//!
+//! let input = "{\"tool\":\"read\",\"arguments\":{\"file_path\":\"a.txt\"}}\nnot json\n";
+//! let mut output = Vec::new();
+//! serve(input.as_bytes(), &mut output, |tool, args| {
+//!     Reply::ok(format!("{tool} {args}"))
+//! })
+//! .unwrap();
+//! let lines: Vec<&str> = std::str::from_utf8(&output).unwrap().lines().collect();
+//! assert_eq!(lines[0], r#"{"text":"read {\"file_path\":\"a.txt\"}","is_error":false,"error":null}"#);
+//! assert!(lines[1].contains(r#""code":"INVALID_ARGS""#));
+//! ```
+#![deny(missing_docs)]
+
+use serde_json::{Map, Value};
+use std::io::{self, BufRead, Write};
+
+/// The keys a request line may have.
+pub const REQUEST_KEYS: [&str; 2] = ["tool", "arguments"];
+
+/// The result of one request, as written on one output line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reply {
+    /// The text for the model (on error, `CODE: message`).
+    pub text: String,
+    /// The structured error, `Some` exactly when the call failed.
+    pub error: Option<ReplyError>,
+}
+
+/// A failure with a stable code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplyError {
+    /// Stable code, e.g. `FS_STALE_VERSION` or `INVALID_ARGS`.
+    pub code: String,
+    /// One line saying what went wrong and what to do next.
+    pub message: String,
+}
+
+impl Reply {
+    /// A successful result with `text`.
+    pub fn ok(text: impl Into<String>) -> Self {
+        Reply {
+            text: text.into(),
+            error: None,
+        }
+    }
+
+    /// A failed result; its text is `CODE: message`.
+    pub fn err(code: impl Into<String>, message: impl Into<String>) -> Self {
+        let (code, message) = (code.into(), message.into());
+        Reply {
+            text: format!("{code}: {message}"),
+            error: Some(ReplyError { code, message }),
+        }
+    }
+
+    /// The reply as one JSON object (no newline), keys in the documented
+    /// order: `text`, `is_error`, `error`.
+    pub fn to_json(&self) -> String {
+        let string = |s: &str| Value::from(s).to_string();
+        let error = match &self.error {
+            None => "null".to_owned(),
+            Some(e) => format!(
+                "{{\"code\":{},\"message\":{}}}",
+                string(&e.code),
+                string(&e.message)
+            ),
+        };
+        format!(
+            "{{\"text\":{},\"is_error\":{},\"error\":{error}}}",
+            string(&self.text),
+            self.error.is_some()
+        )
+    }
+}
+
+/// A well-formed request line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// The tool name, passed on as given (the tools report unknown names).
+    pub tool: String,
+    /// The arguments as JSON text (`{}` when absent).
+    pub arguments: String,
+}
+
+/// Parses one request line; `Err` is the reply for a malformed line.
+pub fn parse_request(line: &str, number: u64) -> Result<Request, Reply> {
+    let bad = |what: String| {
+        Reply::err(
+            "INVALID_ARGS",
+            format!(
+                "line {number} is not a request ({what}). Send one JSON object per line: \
+                 {{\"tool\":\"read\",\"arguments\":{{\"file_path\":\"...\"}}}}."
+            ),
+        )
+    };
+    let value: Value = serde_json::from_str(line).map_err(|e| bad(format!("invalid JSON: {e}")))?;
+    let Value::Object(mut map) = value else {
+        return Err(bad("not a JSON object".into()));
+    };
+    if let Some(unknown) = map.keys().find(|k| !REQUEST_KEYS.contains(&k.as_str())) {
+        let shown: String = unknown.chars().take(64).collect();
+        return Err(bad(format!(
+            "unknown key `{shown}`; the keys are `tool` and `arguments`"
+        )));
+    }
+    let tool = match map.remove("tool") {
+        Some(Value::String(tool)) => tool,
+        Some(_) => return Err(bad("`tool` must be a string".into())),
+        None => return Err(bad("`tool` is missing".into())),
+    };
+    let arguments = match map.remove("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(v) => v,
+    };
+    Ok(Request {
+        tool,
+        arguments: arguments.to_string(),
+    })
+}
+
+/// Serves requests from `input` until its end: each non-blank line is parsed
+/// and, when well formed, run through `execute(tool, arguments_json)`; each
+/// reply is written as one line and flushed at once, so a client may wait for
+/// a result before sending the next request. Fails only when reading
+/// `input` or writing `output` fails.
+pub fn serve(
+    mut input: impl BufRead,
+    mut output: impl Write,
+    mut execute: impl FnMut(&str, &str) -> Reply,
+) -> io::Result<()> {
+    let mut line = Vec::new();
+    let mut number = 0u64;
+    loop {
+        line.clear();
+        if input.read_until(b'\n', &mut line)? == 0 {
+            return Ok(());
+        }
+        number += 1;
+        let reply = match std::str::from_utf8(&line) {
+            Err(e) => Reply::err(
+                "INVALID_ARGS",
+                format!(
+                    "line {number} is not UTF-8 (invalid byte at offset {}). Send UTF-8 JSON.",
+                    e.valid_up_to()
+                ),
+            ),
+            Ok(text) if text.trim().is_empty() => continue,
+            Ok(text) => match parse_request(text.trim_end_matches(['\n', '\r']), number) {
+                Ok(request) => execute(&request.tool, &request.arguments),
+                Err(reply) => reply,
+            },
+        };
+        output.write_all(reply.to_json().as_bytes())?;
+        output.write_all(b"\n")?;
+        output.flush()?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(input: &str) -> Vec<Value> {
+        let mut out = Vec::new();
+        serve(input.as_bytes(), &mut out, |tool, args| {
+            if tool == "fail" {
+                Reply::err("FS_NOT_FOUND", "x does not exist")
+            } else {
+                Reply::ok(format!("{tool}|{args}"))
+            }
+        })
+        .unwrap();
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn one_reply_per_request_in_order() {
+        let out = run(concat!(
+            "{\"tool\":\"read\",\"arguments\":{\"file_path\":\"a\"}}\n",
+            "\n   \r\n",
+            "{\"tool\":\"write\"}\r\n",
+            "{\"tool\":\"fail\",\"arguments\":null}",
+        ));
+        assert_eq!(out.len(), 3);
+        assert_eq!(
+            out[0],
+            json!({"text": "read|{\"file_path\":\"a\"}", "is_error": false, "error": null})
+        );
+        assert_eq!(out[1]["text"], "write|{}");
+        assert_eq!(
+            out[2],
+            json!({
+                "text": "FS_NOT_FOUND: x does not exist",
+                "is_error": true,
+                "error": {"code": "FS_NOT_FOUND", "message": "x does not exist"},
+            })
+        );
+    }
+
+    #[test]
+    fn malformed_lines_get_error_replies_and_the_session_goes_on() {
+        let input = [
+            &b"not json\n"[..],
+            b"[1,2]\n",
+            b"{\"arguments\":{}}\n",
+            b"{\"tool\":7}\n",
+            b"{\"tool\":\"read\",\"args\":{}}\n",
+            b"{\"tool\":\"read\",\"arguments\":{}}\xff\n",
+            b"{\"tool\":\"read\"}\n",
+        ]
+        .concat();
+        let mut out = Vec::new();
+        serve(&input[..], &mut out, |_, _| Reply::ok("ran")).unwrap();
+        let replies: Vec<Value> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(replies.len(), 7);
+        for (i, reply) in replies[..6].iter().enumerate() {
+            assert_eq!(reply["is_error"], true, "{reply}");
+            assert_eq!(reply["error"]["code"], "INVALID_ARGS", "{reply}");
+            let line = format!("line {} ", i + 1);
+            assert!(reply["text"].as_str().unwrap().contains(&line), "{reply}");
+        }
+        assert!(replies[4]["text"].as_str().unwrap().contains("`args`"));
+        assert_eq!(replies[6]["text"], "ran");
+    }
+}

@@ -1,0 +1,153 @@
+//! The WIT glue: exports `dsh:fs/provider` by forwarding to one
+//! [`WasiProvider`] opened on the root named by the environment. Nothing
+//! else lives here.
+
+use crate::{Stream, Target, WasiProvider};
+use dsh_fs_core as core;
+use std::cell::RefCell;
+use std::sync::OnceLock;
+
+wit_bindgen::generate!({
+    world: "fs-provider",
+    path: "../../wit",
+});
+
+use exports::dsh::fs::provider as api;
+use exports::dsh::fs::types as wit;
+
+/// The instance's provider, opened on first use; a root the runtime did not
+/// grant makes every call fail with the reason.
+fn provider() -> Result<&'static WasiProvider, wit::FsError> {
+    static PROVIDER: OnceLock<Result<WasiProvider, core::FsError>> = OnceLock::new();
+    PROVIDER
+        .get_or_init(WasiProvider::from_env)
+        .as_ref()
+        .map_err(|e| e.clone().into())
+}
+
+/// The exported component.
+struct Component;
+
+impl api::Guest for Component {
+    type Target = Target;
+    type TextStream = StreamResource;
+
+    fn resolve(path: String) -> Result<api::Target, wit::FsError> {
+        Ok(api::Target::new(provider()?.resolve(&path)?))
+    }
+
+    fn stat(t: api::TargetBorrow<'_>) -> Result<Option<wit::FsInfo>, wit::FsError> {
+        let info = provider()?.stat(t.get())?;
+        Ok(info.map(|i| wit::FsInfo {
+            version: i.version,
+            kind: match i.kind {
+                core::EntryKind::File => wit::EntryKind::File,
+                core::EntryKind::Directory => wit::EntryKind::Directory,
+                core::EntryKind::Other => wit::EntryKind::Other,
+            },
+            size: i.size,
+        }))
+    }
+
+    fn read_text(
+        t: api::TargetBorrow<'_>,
+        max_bytes: u64,
+    ) -> Result<wit::TextContent, wit::FsError> {
+        let c = provider()?.read_text(t.get(), max_bytes)?;
+        Ok(wit::TextContent {
+            text: c.text,
+            version: c.version,
+        })
+    }
+
+    fn stream_text(t: api::TargetBorrow<'_>, start: u64) -> Result<api::TextStream, wit::FsError> {
+        let stream = provider()?.stream_text(t.get(), start)?;
+        Ok(api::TextStream::new(StreamResource(RefCell::new(stream))))
+    }
+
+    fn write_text(
+        t: api::TargetBorrow<'_>,
+        content: String,
+        intent: Option<wit::WriteIntent>,
+    ) -> Result<wit::WriteOutcome, wit::FsError> {
+        let intent = intent.map(|i| match i {
+            wit::WriteIntent::CreateIfAbsent => core::WriteIntent::CreateIfAbsent,
+            wit::WriteIntent::ReplaceIfVersion(v) => core::WriteIntent::ReplaceIfVersion(v),
+        });
+        let o = provider()?.write_text(t.get(), &content, intent)?;
+        Ok(wit::WriteOutcome {
+            operation: match o.operation {
+                core::WriteOperation::Created => wit::WriteOperation::Created,
+                core::WriteOperation::Updated => wit::WriteOperation::Updated,
+            },
+            version: o.version,
+        })
+    }
+
+    fn edit_text(
+        t: api::TargetBorrow<'_>,
+        edit: wit::EditRequest,
+        expected: Option<wit::Version>,
+    ) -> Result<wit::EditOutcome, wit::FsError> {
+        let edit = core::EditRequest::new(edit.old_string, edit.new_string, edit.replace_all);
+        let o = provider()?.edit_text(t.get(), &edit, expected.as_deref())?;
+        Ok(wit::EditOutcome {
+            replacements: o.replacements,
+            version: o.version,
+            first_line: o.first_line,
+        })
+    }
+}
+
+impl api::GuestTarget for Target {
+    fn display_path(&self) -> String {
+        Target::display_path(self).to_owned()
+    }
+
+    fn key(&self) -> String {
+        Target::key(self).to_owned()
+    }
+}
+
+/// The exported `text-stream` resource.
+struct StreamResource(RefCell<Stream>);
+
+impl api::GuestTextStream for StreamResource {
+    fn next(&self, max_bytes: u32) -> Result<Option<String>, wit::FsError> {
+        Ok(self.0.borrow_mut().next_chunk(max_bytes)?)
+    }
+
+    fn version(&self) -> Option<wit::Version> {
+        self.0.borrow().version()
+    }
+}
+
+impl From<core::FsError> for wit::FsError {
+    fn from(e: core::FsError) -> Self {
+        use core::ErrorCode as C;
+        use wit::ErrorCode as W;
+        let code = match e.code {
+            C::NotFound => W::NotFound,
+            C::NotText => W::NotText,
+            C::NotRegularFile => W::NotRegularFile,
+            C::NotDirectory => W::NotDirectory,
+            C::StaleVersion => W::StaleVersion,
+            C::NotObserved => W::NotObserved,
+            C::AmbiguousEdit => W::AmbiguousEdit,
+            C::EditNotFound => W::EditNotFound,
+            C::SandboxDenied => W::SandboxDenied,
+            C::PermissionDenied => W::PermissionDenied,
+            C::TooLarge => W::TooLarge,
+            C::IoError => W::IoError,
+            C::Aborted => W::Aborted,
+            C::InvalidInput => W::InvalidInput,
+            _ => W::IoError,
+        };
+        wit::FsError {
+            code,
+            message: e.message,
+        }
+    }
+}
+
+export!(Component);

@@ -1,0 +1,175 @@
+//! File metadata as the provider uses it, and version tokens: metadata
+//! (inode, size, mtime and ctime in nanoseconds) then the xxh3-128 content
+//! hash. Freshness is decided by the hash, so a `touch` is not a change.
+
+use dsh_fs_core::{EntryKind, Version};
+use std::fs::File;
+use std::io;
+use std::path::Path;
+
+/// What the provider needs to know about an entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Stat {
+    /// The metadata part of a version token.
+    pub token: String,
+    /// What the entry is (symlinks followed).
+    pub kind: EntryKind,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+fn token(ino: u64, size: u64, mtime_ns: i128, ctime_ns: i128) -> String {
+    format!("{ino:x}.{size:x}.{mtime_ns:x}.{ctime_ns:x}")
+}
+
+fn ns(secs: i64, nanos: i64) -> i128 {
+    secs as i128 * 1_000_000_000 + nanos as i128
+}
+
+#[cfg(target_os = "wasi")]
+mod sys {
+    //! `stat`/`fstat` through wasi-libc: std's metadata extension traits are
+    //! unstable on WASI.
+
+    use super::{Stat, ns, token};
+    use dsh_fs_core::EntryKind;
+    use std::ffi::CString;
+    use std::fs::File;
+    use std::io;
+    use std::mem::MaybeUninit;
+    use std::os::fd::AsRawFd;
+    use std::path::Path;
+
+    fn from_raw(st: &libc::stat) -> Stat {
+        let kind = match st.st_mode & libc::S_IFMT {
+            libc::S_IFREG => EntryKind::File,
+            libc::S_IFDIR => EntryKind::Directory,
+            _ => EntryKind::Other,
+        };
+        let size = st.st_size as u64;
+        Stat {
+            token: token(
+                st.st_ino,
+                size,
+                ns(st.st_mtim.tv_sec, st.st_mtim.tv_nsec as i64),
+                ns(st.st_ctim.tv_sec, st.st_ctim.tv_nsec as i64),
+            ),
+            kind,
+            size,
+        }
+    }
+
+    pub(crate) fn stat_path(path: &Path) -> io::Result<Stat> {
+        let path = path
+            .to_str()
+            .and_then(|p| CString::new(p).ok())
+            .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+        let mut st = MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: `path` is NUL-terminated and `st` is valid for one `stat`.
+        if unsafe { libc::stat(path.as_ptr(), st.as_mut_ptr()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `stat` returned 0, so it initialised `st`.
+        Ok(from_raw(unsafe { st.assume_init_ref() }))
+    }
+
+    pub(crate) fn stat_file(file: &File) -> io::Result<Stat> {
+        let mut st = MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: the descriptor is open for the borrow of `file`; `st` is valid for one `fstat`.
+        if unsafe { libc::fstat(file.as_raw_fd(), st.as_mut_ptr()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fstat` returned 0, so it initialised `st`.
+        Ok(from_raw(unsafe { st.assume_init_ref() }))
+    }
+}
+
+#[cfg(unix)]
+mod sys {
+    //! Native metadata through std's Unix extension traits.
+
+    use super::{Stat, ns, token};
+    use dsh_fs_core::EntryKind;
+    use std::fs::{File, Metadata};
+    use std::io;
+    use std::os::unix::fs::MetadataExt;
+    use std::path::Path;
+
+    fn from_std(m: &Metadata) -> Stat {
+        let kind = if m.is_file() {
+            EntryKind::File
+        } else if m.is_dir() {
+            EntryKind::Directory
+        } else {
+            EntryKind::Other
+        };
+        Stat {
+            token: token(
+                m.ino(),
+                m.size(),
+                ns(m.mtime(), m.mtime_nsec()),
+                ns(m.ctime(), m.ctime_nsec()),
+            ),
+            kind,
+            size: m.size(),
+        }
+    }
+
+    pub(crate) fn stat_path(path: &Path) -> io::Result<Stat> {
+        std::fs::metadata(path).map(|m| from_std(&m))
+    }
+
+    pub(crate) fn stat_file(file: &File) -> io::Result<Stat> {
+        file.metadata().map(|m| from_std(&m))
+    }
+}
+
+/// Metadata of the entry at `path`, following symlinks; like `std::fs::metadata`.
+pub(crate) fn stat_path(path: &Path) -> io::Result<Stat> {
+    sys::stat_path(path)
+}
+
+/// Metadata of an open file; like `std::fs::File::metadata`.
+pub(crate) fn stat_file(file: &File) -> io::Result<Stat> {
+    sys::stat_file(file)
+}
+
+/// A version token: metadata token, then the content hash.
+pub(crate) fn version(meta: &str, hash: u128) -> Version {
+    format!("{meta}:{hash:032x}")
+}
+
+/// Whether `expected` still describes a file whose content hashes to `hash`
+/// (metadata token `meta`): the content hash decides when the token has one;
+/// a metadata-only token must match exactly.
+pub(crate) fn still_fresh(expected: &str, meta: &str, hash: u128) -> bool {
+    match expected.rsplit_once(':') {
+        Some((_, h)) => u128::from_str_radix(h, 16).is_ok_and(|h| h == hash),
+        None => expected == meta,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn freshness_follows_content_not_metadata() {
+        let v = version("m1", 42);
+        assert!(still_fresh(&v, "m2", 42));
+        assert!(!still_fresh(&v, "m1", 43));
+        assert!(still_fresh("m1", "m1", 0));
+        assert!(!still_fresh("m1", "m2", 0));
+    }
+
+    #[test]
+    fn stat_reports_kind_and_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"12345").unwrap();
+        let st = stat_path(&file).unwrap();
+        assert_eq!((st.kind, st.size), (EntryKind::File, 5));
+        assert_eq!(st, stat_file(&File::open(&file).unwrap()).unwrap());
+        assert_eq!(stat_path(dir.path()).unwrap().kind, EntryKind::Directory);
+    }
+}
