@@ -1,0 +1,48 @@
+// `npm run bench`: the figures for the JS host. Cold start (import of the
+// package with compilation of the component, instantiation, first `read`
+// result), per-call latency of sequential `read`s of a 4 KiB file in one
+// session, and the size of the transpiled bundle (generated .js + .wasm).
+// Prints; asserts nothing.
+
+import { readdirSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const CALLS = Number(process.env.CALLS ?? 10_000);
+
+const started = performance.now();
+const { createSession, MemoryProvider } = await import('./src/index.js');
+const imported = performance.now();
+
+const provider = new MemoryProvider();
+// The file `dsh-fs bench` reads: 80-byte lines, cut at 4096 bytes.
+const lines = Array.from({ length: 52 }, (_, i) => `${String(i).padStart(79)}\n`).join('');
+provider.insert('small-4k.txt', lines.slice(0, 4096));
+const session = createSession({ provider });
+const args = { file_path: 'small-4k.txt' };
+const first = session.execute('read', args);
+const cold = performance.now();
+if (first.isError) throw new Error(first.text);
+
+for (let i = 0; i < 1000; i++) session.execute('read', args); // warm-up
+const loop = performance.now();
+for (let i = 0; i < CALLS; i++) {
+  const r = session.execute('read', args);
+  if (r.isError) throw new Error(r.text);
+}
+const elapsed = performance.now() - loop;
+
+const generated = fileURLToPath(new URL('./generated/', import.meta.url));
+const bundle = readdirSync(generated)
+  .filter((f) => f.endsWith('.js') || f.endsWith('.wasm'))
+  .map((f) => [f, statSync(generated + f).size]);
+const total = bundle.reduce((sum, [, size]) => sum + size, 0);
+
+console.log(`dsh-fs JS host, Node ${process.versions.node}`);
+console.log(
+  `cold start: ${(cold - started).toFixed(1)} ms (import + compile ${(imported - started).toFixed(1)} ms, instantiate + first read ${(cold - imported).toFixed(1)} ms)`,
+);
+console.log(
+  `${CALLS} sequential reads of a 4 KiB file, one session: ${((elapsed * 1000) / CALLS).toFixed(1)} µs/call (${Math.round((CALLS * 1000) / elapsed)} calls/s)`,
+);
+console.log(`transpiled bundle: ${total} bytes (${(total / 1024).toFixed(0)} KiB)`);
+for (const [f, size] of bundle) console.log(`  ${f.padEnd(28)} ${size}`);

@@ -1,0 +1,153 @@
+// What every JS provider shares, so freshness and errors mean the same thing
+// in each backend: the FsError a provider throws, lexical path confinement,
+// version tokens (metadata, then content hash) and the guarded-write and
+// edit checks of the provider contract.
+
+import { SpliceError, apply } from '../core/splice.js';
+import { NotText } from '../core/text.js';
+
+/** Every `dsh:fs/types.error-code`. */
+export const ERROR_CODES = Object.freeze([
+  'not-found',
+  'not-text',
+  'not-regular-file',
+  'not-directory',
+  'stale-version',
+  'not-observed',
+  'ambiguous-edit',
+  'edit-not-found',
+  'sandbox-denied',
+  'permission-denied',
+  'too-large',
+  'io-error',
+  'aborted',
+  'invalid-input',
+]);
+
+/**
+ * A provider failure: `code` is one of ERROR_CODES. Thrown by a provider, it
+ * reaches the component as the `err` case of the operation's result.
+ */
+export class FsError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.name = 'FsError';
+    this.code = ERROR_CODES.includes(code) ? code : 'io-error';
+    // The value handed to the component (jco lowers a thrown `payload`).
+    this.payload = { code: this.code, message };
+  }
+
+  static notFound(path) {
+    return new FsError('not-found', `${path} does not exist`);
+  }
+
+  static sandboxDenied(path) {
+    return new FsError('sandbox-denied', `${path} is outside the workspace root`);
+  }
+
+  static stale(path) {
+    return new FsError('stale-version', `${path} changed since it was last read`);
+  }
+
+  static notText(path, why) {
+    return new FsError('not-text', `${path} is not UTF-8 text (${why})`);
+  }
+
+  /** `stale-version` for a file that is gone. */
+  static vanished(path) {
+    return new FsError(
+      'stale-version',
+      `${path} no longer exists (it was deleted or moved since it was read)`,
+    );
+  }
+}
+
+/**
+ * A model path as a root-relative key with `/` separators, purely lexically:
+ * `.` and empty parts dropped, `..` applied, absolute paths accepted only
+ * under `root`. Leaving the root is `sandbox-denied`.
+ */
+export function normalize(path, root) {
+  if (typeof path !== 'string' || path.length === 0) {
+    throw new FsError('invalid-input', 'the path is empty');
+  }
+  if (path.includes('\0')) throw new FsError('invalid-input', 'the path contains a NUL byte');
+  let relative = path;
+  if (path.startsWith('/')) {
+    const parts = components(path);
+    const prefix = components(root);
+    if (prefix.some((p, i) => parts[i] !== p)) throw FsError.sandboxDenied(path);
+    relative = parts.slice(prefix.length).join('/');
+  }
+  const parts = [];
+  for (const part of relative.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (parts.length === 0) throw FsError.sandboxDenied(path);
+      parts.pop();
+    } else parts.push(part);
+  }
+  return parts.join('/');
+}
+
+function components(absolute) {
+  return absolute.split('/').filter((p) => p !== '' && p !== '.');
+}
+
+/** The display form of a root-relative key. */
+export function display(key) {
+  return key === '' ? '.' : key;
+}
+
+/** A version token: backend metadata, then the content hash. */
+export function version(meta, hash) {
+  return `${meta}:${hash}`;
+}
+
+/**
+ * Whether `expected` still describes a file with metadata `meta` whose
+ * content hashes to `hash`: the hash decides when the token has one (a
+ * rewrite with the same bytes is not a change); a metadata-only token (from
+ * `stat`) must match exactly.
+ */
+export function stillFresh(expected, meta, hash) {
+  const at = expected.lastIndexOf(':');
+  return at === -1 ? expected === meta : expected.slice(at + 1).toLowerCase() === hash;
+}
+
+/**
+ * The checks of a write under `intent` (none, `{ tag: 'create-if-absent' }`
+ * or `{ tag: 'replace-if-version', val }`), given the current file as
+ * `{ meta, hash }` or null when it does not exist.
+ */
+export function checkWriteIntent(path, intent, current) {
+  if (!intent) return;
+  if (intent.tag === 'create-if-absent') {
+    if (current) {
+      throw new FsError(
+        'not-observed',
+        `${path} already exists and has not been read in this session`,
+      );
+    }
+    return;
+  }
+  if (!current) throw FsError.vanished(path);
+  if (!stillFresh(intent.val, current.meta, current.hash)) throw FsError.stale(path);
+}
+
+/**
+ * An edit once the current bytes are loaded: the version check (before any
+ * matching), then the byte-faithful splice. `{ bytes, replacements, firstLine }`.
+ */
+export function spliceChecked(path, bytes, current, edit, expected) {
+  if (expected != null && !stillFresh(expected, current.meta, current.hash)) {
+    throw FsError.stale(path);
+  }
+  try {
+    return apply(bytes, edit);
+  } catch (e) {
+    if (e instanceof NotText) throw FsError.notText(path, String(e));
+    if (e instanceof SpliceError) throw new FsError(e.code, e.message(path));
+    throw e;
+  }
+}

@@ -1,0 +1,59 @@
+// createSession: one tools session over a provider, on its own instance of
+// the component. A call that fails inside the component (a trap, or a
+// provider value that cannot be lowered) becomes an INTERNAL_ERROR result and
+// the session continues on a fresh instance, with no observations.
+
+import { instantiate } from './component.js';
+import { MemoryProvider } from './provider/memory.js';
+
+/**
+ * Opens a session. `observationPolicy` enforces read-before-write/edit and
+ * stale-version checks; `provider` serves the files (a fresh MemoryProvider
+ * when omitted). Returns `{ execute(tool, args), definitions(), provider }`.
+ */
+export function createSession({ observationPolicy = true, provider = new MemoryProvider() } = {}) {
+  const options = { observationPolicy: Boolean(observationPolicy) };
+  let tools = instantiate(provider);
+  let session = new tools.Session(options);
+
+  return {
+    provider,
+
+    /**
+     * Runs one tool call; `args` is an object or its JSON text. Never throws
+     * for anything the component can see: failures are results with
+     * `isError` and `error: { code, message }`.
+     */
+    execute(tool, args = {}) {
+      const json = typeof args === 'string' ? args : JSON.stringify(args);
+      try {
+        const result = session.execute(String(tool), json);
+        return { text: result.text, isError: result.isError, error: result.error ?? null };
+      } catch (failure) {
+        let next = 'The session was restarted: read files again before editing them.';
+        try {
+          tools = instantiate(provider);
+          session = new tools.Session(options);
+        } catch {
+          next = 'The session could not be restarted.';
+        }
+        const message = `the tool failed inside the component (${failure?.message ?? failure}). ${next}`;
+        return {
+          text: `INTERNAL_ERROR: ${message}`,
+          isError: true,
+          error: { code: 'INTERNAL_ERROR', message },
+        };
+      }
+    },
+
+    /** The tool definitions: `[{ name, description, guidance, parameters }]`, parameters as JSON Schema text. */
+    definitions() {
+      return tools.definitions().map(({ name, description, guidance, parameters }) => ({
+        name,
+        description,
+        guidance,
+        parameters,
+      }));
+    },
+  };
+}

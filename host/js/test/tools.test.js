@@ -1,0 +1,273 @@
+// The Node suite: the package's sessions through the transpiled component on
+// the JS MemoryProvider (and on providers built from it), asserting the
+// model-facing results and the bytes left in the workspace.
+
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import * as pkg from '../src/index.js';
+import { checkScenario, runScenario } from './scenario.js';
+
+const { createSession, MemoryProvider, FsError } = pkg;
+const utf8 = new TextDecoder();
+const bytes = (...b) => new Uint8Array(b);
+
+/** A session over a fresh workspace seeded with `files`. */
+function workspace(files = {}, options = {}) {
+  const provider = options.provider ?? new MemoryProvider();
+  for (const [path, content] of Object.entries(files)) provider.insert(path, content);
+  const session = createSession({ ...options, provider });
+  const call = (tool, args) => session.execute(tool, args);
+  const ok = (tool, args) => {
+    const r = call(tool, args);
+    assert.equal(r.isError, false, r.text);
+    assert.equal(r.error, null);
+    return r.text;
+  };
+  const fails = (tool, args, code) => {
+    const r = call(tool, args);
+    assert.equal(r.isError, true, r.text);
+    assert.equal(r.error?.code, code, r.text);
+    assert.equal(r.text, `${code}: ${r.error.message}`);
+    return r.text;
+  };
+  return { provider, session, call, ok, fails, text: (p) => utf8.decode(provider.get(p)) };
+}
+
+test('the shared scenario: windowed read then edit, stale, ambiguous, not observed, binary', () => {
+  checkScenario(runScenario(pkg), assert);
+});
+
+describe('byte-faithful edits', () => {
+  test('BOM and CRLF are hidden on read and kept on edit', () => {
+    const w = workspace({ 'win.ini': bytes(0xef, 0xbb, 0xbf, ...Buffer.from('x = 1\r\ny = 2')) });
+    assert.equal(w.ok('read', { file_path: 'win.ini' }), 'File: win.ini\n1: x = 1\n2: y = 2\n(End of file: 2 lines.)');
+    w.ok('edit', { file_path: 'win.ini', old_string: 'x = 1\ny = 2', new_string: 'x = 1\ny = 3\nz = 4' });
+    assert.deepEqual(w.provider.get('win.ini'), bytes(0xef, 0xbb, 0xbf, ...Buffer.from('x = 1\r\ny = 3\r\nz = 4')));
+  });
+
+  test('mixed line endings: only the matched range changes', () => {
+    const w = workspace({ 'mixed.txt': 'one\r\ntwo\nthree\r\nfour' });
+    w.ok('read', { file_path: 'mixed.txt' });
+    w.ok('edit', { file_path: 'mixed.txt', old_string: 'two\nthree', new_string: '2\n3' });
+    assert.equal(w.text('mixed.txt'), 'one\r\n2\n3\r\nfour');
+    w.ok('edit', { file_path: 'mixed.txt', old_string: 'four', new_string: '4\n4' });
+    assert.equal(w.text('mixed.txt'), 'one\r\n2\n3\r\n4\r\n4');
+  });
+
+  test('non-ASCII text survives a splice and the write counts', () => {
+    const w = workspace({ 'ü.md': '# Überschrift 🦀\r\nZeile\r\n' });
+    w.ok('read', { file_path: 'ü.md' });
+    const out = w.ok('edit', { file_path: 'ü.md', old_string: 'Zeile', new_string: 'Zeile ✓' });
+    assert.match(out, /^Edited ü\.md: 1 replacement at line 2\./);
+    assert.equal(w.text('ü.md'), '# Überschrift 🦀\r\nZeile ✓\r\n');
+  });
+});
+
+describe('freshness and the observation policy', () => {
+  test('storing identical bytes is not a change; other bytes are', () => {
+    const w = workspace({ 'a.txt': 'same\n' });
+    w.ok('read', { file_path: 'a.txt' });
+    w.provider.insert('a.txt', 'same\n'); // new generation, same content
+    w.ok('edit', { file_path: 'a.txt', old_string: 'same', new_string: 'mine' });
+    w.provider.insert('a.txt', 'theirs\n');
+    w.fails('write', { file_path: 'a.txt', content: 'overwrite\n' }, 'FS_STALE_VERSION');
+    assert.equal(w.text('a.txt'), 'theirs\n');
+  });
+
+  test('a file deleted since the read is stale, for edit and write', () => {
+    const w = workspace({ 'gone.txt': 'bye\n' });
+    w.ok('read', { file_path: 'gone.txt' });
+    assert.equal(w.provider.remove('gone.txt'), true);
+    const text = w.fails('edit', { file_path: 'gone.txt', old_string: 'bye', new_string: 'hi' }, 'FS_STALE_VERSION');
+    assert.match(text, /gone\.txt no longer exists/);
+    w.fails('write', { file_path: 'gone.txt', content: 'back\n' }, 'FS_STALE_VERSION');
+    assert.equal(w.provider.get('gone.txt'), undefined);
+  });
+
+  test('sessions do not share observations', () => {
+    const provider = new MemoryProvider();
+    provider.insert('a.txt', 'hello\n');
+    const first = workspace({}, { provider });
+    const second = workspace({}, { provider });
+    first.ok('read', { file_path: 'a.txt' });
+    second.fails('edit', { file_path: 'a.txt', old_string: 'hello', new_string: 'x' }, 'FS_NOT_OBSERVED');
+    first.ok('edit', { file_path: 'a.txt', old_string: 'hello', new_string: 'hi' });
+    second.ok('read', { file_path: 'a.txt' });
+    second.ok('edit', { file_path: 'a.txt', old_string: 'hi', new_string: 'hey' });
+    first.fails('edit', { file_path: 'a.txt', old_string: 'hey', new_string: 'yo' }, 'FS_STALE_VERSION');
+    assert.equal(first.text('a.txt'), 'hey\n');
+  });
+
+  test('with the policy off, writes and edits are unconditional', () => {
+    const w = workspace({ 'a.txt': 'one\n' }, { observationPolicy: false });
+    w.ok('edit', { file_path: 'a.txt', old_string: 'one', new_string: 'two' });
+    w.provider.insert('a.txt', 'three\n');
+    w.ok('write', { file_path: 'a.txt', content: 'four\n' });
+    assert.equal(w.text('a.txt'), 'four\n');
+    w.fails('edit', { file_path: 'a.txt', old_string: 'five', new_string: '5' }, 'FS_EDIT_NOT_FOUND');
+  });
+
+  test('the version a read returns is the one the edit is checked against', () => {
+    const seen = [];
+    class Recording extends MemoryProvider {
+      readText(target, maxBytes) {
+        const content = super.readText(target, maxBytes);
+        seen.push(['read', content.version]);
+        return content;
+      }
+      editText(target, edit, expected) {
+        seen.push(['edit', expected]);
+        return super.editText(target, edit, expected);
+      }
+      writeText(target, content, intent) {
+        const outcome = super.writeText(target, content, intent);
+        seen.push(['write', intent, outcome.version]);
+        return outcome;
+      }
+    }
+    const w = workspace({}, { provider: new Recording() });
+    w.ok('write', { file_path: 'h.txt', content: 'hello' });
+    w.ok('edit', { file_path: 'h.txt', old_string: 'hello', new_string: 'hullo' });
+    w.ok('read', { file_path: 'h.txt' });
+    // 64-bit FNV-1a of "hello" is a430d84680aabd0b.
+    assert.deepEqual(seen[0], ['write', { tag: 'create-if-absent' }, 'm1:a430d84680aabd0b']);
+    assert.deepEqual(seen[1], ['edit', 'm1:a430d84680aabd0b']);
+    assert.match(seen[2][1], /^m2:[0-9a-f]{16}$/);
+    assert.notEqual(seen[2][1].slice(3), 'a430d84680aabd0b');
+  });
+});
+
+describe('paths', () => {
+  test('leaving the root is denied; spellings of one file share observations', () => {
+    const w = workspace({ 'dir/a.txt': 'a\n' });
+    for (const path of ['../x', 'dir/../../x', '/etc/passwd', '/workspacex/a.txt', '/workspace/../x']) {
+      w.fails('read', { file_path: path }, 'FS_SANDBOX_DENIED');
+    }
+    w.ok('read', { file_path: '/workspace/dir/./a.txt' });
+    w.ok('edit', { file_path: 'other/../dir//a.txt', old_string: 'a', new_string: 'b' });
+    assert.equal(w.text('dir/a.txt'), 'b\n');
+  });
+
+  test('directories, files used as directories, missing files', () => {
+    const w = workspace({ 'src/lib.rs': '\n' });
+    w.fails('read', { file_path: 'src' }, 'FS_NOT_REGULAR_FILE');
+    w.fails('read', { file_path: '.' }, 'FS_NOT_REGULAR_FILE');
+    w.fails('write', { file_path: 'src/lib.rs/x.rs', content: '' }, 'FS_NOT_DIRECTORY');
+    w.fails('read', { file_path: 'src/main.rs' }, 'FS_NOT_FOUND');
+    w.ok('write', { file_path: 'deep/er/new.rs', content: 'fn f() {}\n' });
+    w.fails('read', { file_path: 'deep/er' }, 'FS_NOT_REGULAR_FILE');
+  });
+});
+
+describe('large files', () => {
+  // Over the 10 MiB threshold: the component reads through stream-text, in
+  // 1 MiB chunks. The header's length puts the end of the first chunk inside
+  // a multi-byte character.
+  const line = (n) => `zeile ${n} — ünïcödé 🦀\n`; // line n of the file, for n ≥ 2
+  const body = Array.from({ length: 400_000 }, (_, i) => line(i + 2)).join('');
+  const header = (() => {
+    for (let k = 1; ; k++) {
+      const byte = Buffer.from(`${'#'.repeat(k)}\n${body.slice(0, 1 << 20)}`)[1 << 20];
+      if (byte >= 0x80 && byte < 0xc0) return `${'#'.repeat(k)}\n`;
+    }
+  })();
+  const content = header + body;
+  const lines = 400_001;
+
+  class Counting extends MemoryProvider {
+    streams = 0;
+    streamText(target) {
+      this.streams++;
+      return super.streamText(target);
+    }
+  }
+
+  test('are streamed, windowed, and editable from a streamed read', () => {
+    const raw = Buffer.from(content);
+    assert.ok(raw.length > 10 << 20);
+    const w = workspace({ 'big.txt': content }, { provider: new Counting() });
+    const out = w.ok('read', { file_path: 'big.txt', offset: lines - 1, limit: 5 });
+    assert.equal(
+      out,
+      `File: big.txt\n${lines - 1}: ${line(lines - 1).trimEnd()}\n${lines}: ${line(lines).trimEnd()}\n(Lines ${lines - 1}-${lines} of ${lines}; end of file.)`,
+    );
+    // A window across the end of the first chunk.
+    const first = raw.subarray(0, 1 << 20).toString('latin1').split('\n').length - 500;
+    const across = w.ok('read', { file_path: 'big.txt', offset: first, limit: 1000 });
+    const expected = Array.from({ length: 1000 }, (_, i) => `${first + i}: ${line(first + i).trimEnd()}`);
+    assert.equal(across.split('\n').slice(1, -1).join('\n'), expected.join('\n'));
+    assert.equal(w.provider.streams, 2);
+    w.ok('edit', { file_path: 'big.txt', old_string: line(lines), new_string: 'last\n' });
+    assert.equal(w.text('big.txt'), content.replace(line(lines), 'last\n'));
+  });
+
+  test('a NUL byte far into a streamed file is reported with its offset', () => {
+    const raw = Buffer.from(content);
+    raw[raw.length - 1] = 0; // the final newline
+    const w = workspace({ 'big.bin': raw }, { provider: new Counting() });
+    const text = w.fails('read', { file_path: 'big.bin' }, 'FS_NOT_TEXT');
+    assert.match(text, new RegExp(`NUL byte at offset ${raw.length - 1}\\)`));
+    assert.equal(w.provider.streams, 1);
+  });
+});
+
+describe('the package API', () => {
+  test('arguments as JSON text; bad arguments and unknown tools are results', () => {
+    const w = workspace({ 'a.txt': 'x\n' });
+    assert.match(w.ok('read', '{"file_path": "a.txt", "limit": 1}'), /^File: a\.txt\n1: x\n/);
+    w.fails('read', '{"file_path": ', 'INVALID_ARGS');
+    w.fails('read', { file_path: 'a.txt', offset: 0 }, 'INVALID_ARGS');
+    w.fails('read', { path: 'a.txt' }, 'INVALID_ARGS');
+    w.fails('list', {}, 'UNKNOWN_TOOL');
+  });
+
+  test('definitions: read, write and edit with JSON Schemas', () => {
+    const defs = createSession().definitions();
+    assert.deepEqual(defs.map((d) => d.name), ['read', 'write', 'edit']);
+    for (const d of defs) {
+      const schema = JSON.parse(d.parameters);
+      assert.equal(schema.type, 'object');
+      assert.ok(schema.required.includes('file_path'));
+    }
+  });
+
+  test('a default session has its own MemoryProvider', () => {
+    const session = createSession();
+    assert.ok(session.provider instanceof MemoryProvider);
+    assert.equal(session.execute('write', { file_path: 'n.txt', content: 'n\n' }).isError, false);
+    assert.equal(utf8.decode(session.provider.get('/workspace/n.txt')), 'n\n');
+  });
+
+  test('a provider that throws an FsError or a plain Error', () => {
+    class Failing extends MemoryProvider {
+      readText(target) {
+        if (target.key === 'locked.txt') throw new FsError('permission-denied', 'locked.txt is locked');
+        throw new Error('disk on fire');
+      }
+    }
+    const w = workspace({ 'locked.txt': 'x', 'other.txt': 'y' }, { provider: new Failing() });
+    w.fails('read', { file_path: 'locked.txt' }, 'FS_PERMISSION_DENIED');
+    const text = w.fails('read', { file_path: 'other.txt' }, 'FS_IO_ERROR');
+    assert.match(text, /the provider failed: disk on fire/);
+  });
+
+  test('a value the component cannot take ends the call, and the session restarts', () => {
+    let broken = false;
+    class Flaky extends MemoryProvider {
+      readText(target, maxBytes) {
+        return broken ? { text: 42, version: 'v' } : super.readText(target, maxBytes);
+      }
+    }
+    const w = workspace({ 'a.txt': 'a\n' }, { provider: new Flaky() });
+    w.ok('read', { file_path: 'a.txt' });
+    broken = true;
+    const text = w.fails('read', { file_path: 'a.txt' }, 'INTERNAL_ERROR');
+    assert.match(text, /The session was restarted: read files again before editing them\.$/);
+    broken = false;
+    // The fresh instance has no observations.
+    w.fails('edit', { file_path: 'a.txt', old_string: 'a', new_string: 'b' }, 'FS_NOT_OBSERVED');
+    w.ok('read', { file_path: 'a.txt' });
+    w.ok('edit', { file_path: 'a.txt', old_string: 'a', new_string: 'b' });
+    assert.equal(w.text('a.txt'), 'b\n');
+  });
+});
