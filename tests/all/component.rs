@@ -370,6 +370,39 @@ fn bad_arguments_get_invalid_args_and_touch_nothing() {
     }
     let r = s.execute("delete", "{}");
     fails(r, "UNKNOWN_TOOL");
+    let r = s.execute(&"x".repeat(100_000), "{}");
+    assert!(
+        fails(r, "UNKNOWN_TOOL").len() < 300,
+        "a huge tool name is not echoed back"
+    );
+    // Huge but legal strings work; past the argument limit they are refused
+    // before they reach the component.
+    let big = "y".repeat(12 << 20);
+    let text = fails(
+        call(
+            &mut s,
+            "edit",
+            json!({"file_path": "a.txt", "old_string": big, "new_string": "z"}),
+        ),
+        "FS_EDIT_NOT_FOUND",
+    );
+    assert!(text.len() < 300);
+    let huge = "y".repeat(17 << 20);
+    let text = fails(
+        call(
+            &mut s,
+            "write",
+            json!({"file_path": "huge.txt", "content": huge}),
+        ),
+        "INVALID_ARGS",
+    );
+    assert!(text.contains("more than the 16 MiB limit"), "{text}");
+    for nested in [
+        "{\"file_path\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"a\"]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
+        "{\"file_path\": {\"a\": {\"b\": {}}}}",
+    ] {
+        fails(s.execute("read", nested), "INVALID_ARGS");
+    }
     fails(
         call(&mut s, "read", json!({"file_path": "a.txt", "offset": 3})),
         "FS_NOT_FOUND",

@@ -2,9 +2,10 @@
 //! stamped per backend by `contract_suite!`.
 
 use crate::Workspace;
+use crate::object_store::Bucket;
 use dsh_fs::{
-    EditRequest, EntryKind, ErrorCode, FsError, LocalProvider, MemoryProvider, Provider,
-    WriteIntent, WriteOperation,
+    EditRequest, EntryKind, ErrorCode, FsError, LocalProvider, MemoryProvider, ObjectStoreProvider,
+    Provider, WriteIntent, WriteOperation,
 };
 use std::sync::Arc;
 
@@ -80,6 +81,39 @@ impl Fixture for Memory {
     fn touch(&self, path: &str) {
         let bytes = self.0.get(path).unwrap();
         self.0.insert(path, bytes)
+    }
+    fn root(&self) -> String {
+        "/workspace".into()
+    }
+}
+
+/// The prefix `ws` of a bucket of its own on the test S3 server; a directory
+/// is a key with objects under it.
+struct Store(Bucket, Arc<ObjectStoreProvider>);
+
+impl Store {
+    fn new() -> Self {
+        let bucket = Bucket::new();
+        let p = bucket.provider("ws");
+        Store(bucket, p)
+    }
+}
+
+impl Fixture for Store {
+    fn provider(&self) -> Arc<dyn Provider> {
+        self.1.clone()
+    }
+    fn put(&self, path: &str, bytes: &[u8]) {
+        self.0.put(&format!("ws/{path}"), bytes)
+    }
+    fn get(&self, path: &str) -> Option<Vec<u8>> {
+        self.0.get(&format!("ws/{path}"))
+    }
+    fn mkdir(&self, path: &str) {
+        self.0.put(&format!("ws/{path}/.keep"), b"")
+    }
+    fn touch(&self, path: &str) {
+        self.0.rewrite(&format!("ws/{path}"))
     }
     fn root(&self) -> String {
         "/workspace".into()
@@ -164,8 +198,8 @@ fn read_decodes_and_rejects_non_text(f: &dyn Fixture) {
         ErrorCode::NotFound
     );
     assert_eq!(code(p.read_text(&t("bom.txt"), 4)), ErrorCode::TooLarge);
-    assert_eq!(code(p.stream_text(&t("missing"))), ErrorCode::NotFound);
-    assert_eq!(code(p.stream_text(&t("d"))), ErrorCode::NotRegularFile);
+    assert_eq!(code(p.stream_text(&t("missing"), 0)), ErrorCode::NotFound);
+    assert_eq!(code(p.stream_text(&t("d"), 0)), ErrorCode::NotRegularFile);
 }
 
 fn stream_matches_read(f: &dyn Fixture) {
@@ -175,7 +209,7 @@ fn stream_matches_read(f: &dyn Fixture) {
     let t = p.resolve("s.txt").unwrap();
     let whole = p.read_text(&t, u64::MAX).unwrap();
     for chunk in [4, 5, 7, 1000, 1 << 20] {
-        let mut s = p.stream_text(&t).unwrap();
+        let mut s = p.stream_text(&t, 0).unwrap();
         let mut got = String::new();
         while let Some(piece) = s.next_chunk(chunk).unwrap() {
             assert!(
@@ -190,7 +224,7 @@ fn stream_matches_read(f: &dyn Fixture) {
         assert_eq!(s.version().as_ref(), Some(&whole.version), "chunk {chunk}");
     }
     f.put("bad.txt", b"fine\nthen \xC3");
-    let mut s = p.stream_text(&p.resolve("bad.txt").unwrap()).unwrap();
+    let mut s = p.stream_text(&p.resolve("bad.txt").unwrap(), 0).unwrap();
     let mut err = None;
     while err.is_none() {
         match s.next_chunk(4) {
@@ -362,7 +396,7 @@ fn concurrent_guarded_edits_have_one_winner(f: &dyn Fixture) {
                 barrier.wait();
                 p.edit_text(
                     &t,
-                    &edit("counter = 0", &format!("counter = {i}")),
+                    &edit("counter = 0", &format!("counter = {}", i + 1)),
                     Some(&seen),
                 )
             })
@@ -383,6 +417,9 @@ macro_rules! contract_suite {
         }
         mod memory {
             $( #[test] fn $test() { super::$test(&super::Memory::new()) } )*
+        }
+        mod object_store {
+            $( #[test] fn $test() { super::$test(&super::Store::new()) } )*
         }
     };
 }

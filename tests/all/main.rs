@@ -7,8 +7,12 @@ mod component;
 mod confinement;
 mod contract;
 mod fidelity;
+mod hostile;
 mod mcp;
+mod object_store;
+mod reliability;
 mod schema;
+mod wasmtime_cli;
 
 use dsh_fs::{LocalProvider, Provider, Runtime, Session, SessionOptions, ToolResult};
 use std::path::{Path, PathBuf};

@@ -1,0 +1,266 @@
+//! Reliability under faults and contention: processes killed mid-write,
+//! many sessions incrementing one counter, threads and processes alike.
+
+use crate::{Workspace, call, code, ok, runtime};
+use dsh_fs::{LocalProvider, SessionOptions};
+use serde_json::json;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+const CRASH_DIR: &str = "DSH_FS_TEST_CRASH_DIR";
+
+/// The four contents the crash loop cycles through: A, A edited, B, B edited.
+fn crash_states() -> [Vec<u8>; 4] {
+    let body = |c: char| format!("{}\n", c.to_string().repeat(79)).repeat((10 << 20) / 80);
+    let (a, b) = (
+        format!("state: A\n{}", body('a')),
+        format!("state: B\n{}", body('b')),
+    );
+    [
+        a.clone().into_bytes(),
+        a.replacen("state: A", "state: A, edited", 1).into_bytes(),
+        b.clone().into_bytes(),
+        b.replacen("state: B", "state: B, edited", 1).into_bytes(),
+    ]
+}
+
+/// Not a test on its own: the child process of `sigkill_never_tears_a_file`,
+/// looping write/edit until killed. Does nothing unless started by it.
+#[test]
+fn crash_child() {
+    let Some(dir) = std::env::var_os(CRASH_DIR) else {
+        return;
+    };
+    let [a, _, b, _] = crash_states();
+    let provider = Arc::new(LocalProvider::new(dir).unwrap());
+    let mut s = runtime()
+        .session(
+            provider,
+            SessionOptions {
+                observation_policy: false,
+            },
+        )
+        .unwrap();
+    let (a, b) = (String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
+    println!("ready");
+    loop {
+        for (content, tag) in [(&a, "A"), (&b, "B")] {
+            ok(call(
+                &mut s,
+                "write",
+                json!({"file_path": "big.txt", "content": content}),
+            ));
+            let old = format!("state: {tag}\n");
+            ok(call(
+                &mut s,
+                "edit",
+                json!({"file_path": "big.txt", "old_string": old, "new_string": format!("state: {tag}, edited\n")}),
+            ));
+        }
+    }
+}
+
+#[test]
+fn sigkill_never_tears_a_file() {
+    let ws = Workspace::new();
+    let states = crash_states();
+    ws.write("big.txt", &states[0]);
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    let mut rand = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let (mut seen, mut leftovers) = ([0u32; 4], 0);
+    for round in 0..200 {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "reliability::crash_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CRASH_DIR, &ws.root)
+            .env("DSH_FS_CACHE_DIR", crate::cache_dir())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        while !line.contains("ready") {
+            line.clear();
+            assert!(
+                out.read_line(&mut line).unwrap() > 0,
+                "the child died before it was ready"
+            );
+        }
+        std::thread::sleep(Duration::from_micros(rand() % 150_000));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let bytes = ws.bytes("big.txt");
+        let state = states.iter().position(|s| *s == bytes);
+        let head = String::from_utf8_lossy(&bytes[..bytes.len().min(40)]).into_owned();
+        assert!(
+            state.is_some(),
+            "round {round}: torn file of {} bytes starting {head:?}",
+            bytes.len()
+        );
+        seen[state.unwrap()] += 1;
+        leftovers += usize::from(ws.path(".big.txt.dsh-fs-tmp").exists());
+    }
+    eprintln!(
+        "states after 200 kills (A, A', B, B'): {seen:?}; kills that left the temp name: {leftovers}"
+    );
+    assert!(
+        seen.iter().filter(|&&n| n > 0).count() >= 2,
+        "the kills did not land during the loop: {seen:?}"
+    );
+    // The next mutation clears what a kill between link and rename left.
+    let mut s = runtime()
+        .session(
+            ws.provider(),
+            SessionOptions {
+                observation_policy: false,
+            },
+        )
+        .unwrap();
+    ok(call(
+        &mut s,
+        "write",
+        json!({"file_path": "big.txt", "content": "done\n"}),
+    ));
+    let names: Vec<_> = std::fs::read_dir(&ws.root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["big.txt"], "temp files remain");
+}
+
+/// Reads the counter, then tries to increment it; `None` when stale.
+fn increment(s: &mut dsh_fs::Session) -> Option<()> {
+    let text = ok(call(s, "read", json!({"file_path": "counter.txt"})));
+    let n: u64 = text
+        .lines()
+        .nth(1)
+        .unwrap()
+        .trim_start_matches("1: count = ")
+        .parse()
+        .unwrap();
+    let r = call(
+        s,
+        "edit",
+        json!({"file_path": "counter.txt", "old_string": format!("count = {n}\n"), "new_string": format!("count = {}\n", n + 1)}),
+    );
+    match code(&r) {
+        "OK" => Some(()),
+        "FS_STALE_VERSION" => None,
+        other => panic!("unexpected {other}: {}", r.text),
+    }
+}
+
+#[test]
+fn eight_threads_incrementing_lose_no_update() {
+    let ws = Workspace::new();
+    ws.write("counter.txt", "count = 0\n");
+    let per_session = 10;
+    let handles: Vec<_> = (0..8)
+        .map(|_| {
+            let mut s = ws.session();
+            std::thread::spawn(move || {
+                let (mut done, mut stale) = (0, 0);
+                while done < per_session {
+                    match increment(&mut s) {
+                        Some(()) => done += 1,
+                        None => stale += 1,
+                    }
+                }
+                stale
+            })
+        })
+        .collect();
+    let stale: u32 = handles.into_iter().map(|h| h.join().unwrap()).sum();
+    eprintln!("8 threads × {per_session} increments: {stale} stale retries");
+    assert_eq!(
+        ws.bytes("counter.txt"),
+        format!("count = {}\n", 8 * per_session).as_bytes()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn eight_processes_incrementing_lose_no_update() {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+    let ws = Workspace::new();
+    ws.write("counter.txt", "count = 0\n");
+    let per_session = 5;
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let root = ws.root.clone();
+        tasks.push(tokio::spawn(async move {
+            let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_dsh-fs")).configure(|c| {
+                c.args(["mcp", "--root"])
+                    .arg(&root)
+                    .env("DSH_FS_CACHE_DIR", crate::cache_dir());
+            });
+            let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+            let args = |v: serde_json::Value| v.as_object().unwrap().clone();
+            let (mut done, mut stale) = (0, 0);
+            while done < per_session {
+                let read = client
+                    .call_tool(
+                        CallToolRequestParams::new("read")
+                            .with_arguments(args(json!({"file_path": "counter.txt"}))),
+                    )
+                    .await
+                    .unwrap();
+                let text = read.content[0].as_text().unwrap().text.clone();
+                let n: u64 = text
+                    .lines()
+                    .nth(1)
+                    .unwrap()
+                    .trim_start_matches("1: count = ")
+                    .parse()
+                    .unwrap();
+                let edit = client
+                    .call_tool(
+                        CallToolRequestParams::new("edit").with_arguments(args(json!({
+                            "file_path": "counter.txt",
+                            "old_string": format!("count = {n}\n"),
+                            "new_string": format!("count = {}\n", n + 1)
+                        }))),
+                    )
+                    .await
+                    .unwrap();
+                if edit.is_error == Some(true) {
+                    assert_eq!(
+                        edit.structured_content.as_ref().unwrap()["error"]["code"],
+                        "FS_STALE_VERSION"
+                    );
+                    stale += 1;
+                } else {
+                    done += 1;
+                }
+            }
+            client.cancel().await.unwrap();
+            stale
+        }));
+    }
+    let mut stale = 0;
+    for t in tasks {
+        stale += t.await.unwrap();
+    }
+    eprintln!("8 processes × {per_session} increments: {stale} stale retries");
+    assert_eq!(
+        ws.bytes("counter.txt"),
+        format!("count = {}\n", 8 * per_session).as_bytes()
+    );
+}

@@ -1,0 +1,350 @@
+//! The composed command component (`target/guest/dsh_fs_cli.wasm`: command +
+//! tools + `wasi:filesystem` provider, built by `scripts/build-cli-component.sh`)
+//! under the stock `wasmtime` CLI: one session of JSON lines on stdin/stdout
+//! against a real directory granted with `--dir`.
+//!
+//! Needs `wasmtime` and `wac` at the pinned versions: a missing or different
+//! one fails these tests, naming `scripts/install-cli-tools.sh`.
+
+use crate::Workspace;
+use serde_json::{Value, json};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::mpsc;
+use std::time::Duration;
+
+const WASMTIME_VERSION: &str = "48.0.8";
+const WAC_VERSION: &str = "0.12.0";
+/// Longest a whole session may take before wasmtime is killed.
+const SESSION_DEADLINE: Duration = Duration::from_secs(120);
+
+fn workspace() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
+}
+
+/// `name` from `PATH` or cargo's bin directory, checked to report `version`.
+fn installed(name: &str, version: &str) -> PathBuf {
+    let cargo_bin = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))
+        .map(|home| home.join("bin"));
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let found = std::env::split_paths(&path)
+        .chain(cargo_bin)
+        .map(|dir| dir.join(name))
+        .find(|bin| bin.is_file());
+    let install =
+        "run scripts/install-cli-tools.sh (it installs the pinned versions from crates.io)";
+    let Some(bin) = found else {
+        panic!("`{name}` is not installed: {install}");
+    };
+    let reported = Command::new(&bin)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    assert!(
+        reported.split_whitespace().any(|w| w == version),
+        "{} reports {:?}, not {version}: {install}",
+        bin.display(),
+        reported.trim()
+    );
+    bin
+}
+
+/// The `wasmtime` binary.
+fn wasmtime() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| installed("wasmtime", WASMTIME_VERSION))
+}
+
+/// The composed component, built and composed once per test run by the script.
+fn composed() -> &'static Path {
+    static WASM: OnceLock<PathBuf> = OnceLock::new();
+    WASM.get_or_init(|| {
+        let wac = installed("wac", WAC_VERSION);
+        let guest_dir = std::env::var_os("DSH_FS_GUEST_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                Path::new(env!("CARGO_TARGET_TMPDIR"))
+                    .parent()
+                    .unwrap()
+                    .join("guest")
+            });
+        let path =
+            std::env::join_paths(std::iter::once(wac.parent().unwrap().to_path_buf()).chain(
+                std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+            ))
+            .unwrap();
+        let out = Command::new("bash")
+            .arg(workspace().join("scripts/build-cli-component.sh"))
+            .env("PATH", path)
+            .env("DSH_FS_GUEST_TARGET_DIR", &guest_dir)
+            .output()
+            .expect("running scripts/build-cli-component.sh");
+        assert!(
+            out.status.success(),
+            "scripts/build-cli-component.sh failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        guest_dir.join("dsh_fs_cli.wasm")
+    })
+}
+
+/// One `wasmtime run --dir ROOT::/work dsh_fs_cli.wasm` process: one session.
+struct Cli {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    stderr: PathBuf,
+    _stderr_dir: tempfile::TempDir,
+    done: mpsc::Sender<()>,
+}
+
+impl Cli {
+    fn start(root: &Path) -> Cli {
+        let wasm = composed();
+        let stderr_dir = tempfile::tempdir().unwrap();
+        let stderr = stderr_dir.path().join("stderr");
+        let mut child = Command::new(wasmtime())
+            .arg("run")
+            .arg("--dir")
+            .arg(format!("{}::/work", root.display()))
+            .arg(wasm)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(File::create(&stderr).unwrap())
+            .spawn()
+            .expect("starting wasmtime");
+        let (done, finished) = mpsc::channel::<()>();
+        let pid = child.id() as libc::pid_t;
+        std::thread::spawn(move || {
+            if finished.recv_timeout(SESSION_DEADLINE) == Err(mpsc::RecvTimeoutError::Timeout) {
+                // SAFETY: plain signal to our own child, which has not been reaped yet.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        });
+        Cli {
+            stdin: child.stdin.take(),
+            stdout: BufReader::new(child.stdout.take().unwrap()),
+            child,
+            stderr,
+            _stderr_dir: stderr_dir,
+            done,
+        }
+    }
+
+    /// Sends one raw line and returns the result line, parsed.
+    #[track_caller]
+    fn send(&mut self, line: &str) -> Value {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        let mut reply = String::new();
+        self.stdout.read_line(&mut reply).unwrap();
+        assert!(
+            reply.ends_with('\n'),
+            "no result line for {line:?}; wasmtime said: {}",
+            std::fs::read_to_string(&self.stderr).unwrap_or_default()
+        );
+        serde_json::from_str(&reply).unwrap_or_else(|e| panic!("bad result line {reply:?}: {e}"))
+    }
+
+    #[track_caller]
+    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        self.send(&json!({"tool": tool, "arguments": arguments}).to_string())
+    }
+
+    /// Closes stdin and checks that the session ends cleanly with no more output.
+    fn finish(mut self) {
+        drop(self.stdin.take());
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut self.stdout, &mut rest).unwrap();
+        let status = self.child.wait().unwrap();
+        let _ = self.done.send(());
+        let stderr = std::fs::read_to_string(&self.stderr).unwrap_or_default();
+        assert!(status.success(), "wasmtime exited with {status}: {stderr}");
+        assert_eq!(rest, "", "output after the last result");
+    }
+}
+
+impl Drop for Cli {
+    fn drop(&mut self) {
+        let _ = self.done.send(());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The text of a successful result.
+#[track_caller]
+fn ok(result: Value) -> String {
+    assert_eq!(result["is_error"], false, "expected success: {result}");
+    assert_eq!(result["error"], Value::Null, "{result}");
+    result["text"].as_str().unwrap().to_owned()
+}
+
+/// The text of a failed result with `code`.
+#[track_caller]
+fn fails(result: Value, code: &str) -> String {
+    assert_eq!(result["is_error"], true, "expected {code}: {result}");
+    assert_eq!(result["error"]["code"], code, "{result}");
+    let text = result["text"].as_str().unwrap();
+    assert!(text.starts_with(&format!("{code}: ")), "{result}");
+    text.to_owned()
+}
+
+fn temp_leftovers(dir: &Path) -> Vec<PathBuf> {
+    Workspace::snapshot(dir)
+        .into_iter()
+        .map(|(p, _)| p)
+        .filter(|p| p.to_string_lossy().ends_with(".dsh-fs-tmp"))
+        .collect()
+}
+
+#[test]
+fn one_session_reads_edits_refuses_a_stale_edit_and_keeps_crlf_bytes() {
+    let ws = Workspace::new();
+    ws.write("notes.txt", b"alpha\r\nbeta\r\ngamma");
+    ws.write("other.txt", b"untouched\n");
+    let mut cli = Cli::start(&ws.root);
+
+    assert_eq!(
+        ok(cli.call("read", json!({"file_path": "notes.txt"}))),
+        "File: notes.txt\n1: alpha\n2: beta\n3: gamma\n(End of file: 3 lines.)"
+    );
+    let edited = ok(cli.call(
+        "edit",
+        json!({"file_path": "/work/notes.txt", "old_string": "beta", "new_string": "BETA\nBETA2"}),
+    ));
+    assert!(
+        edited.starts_with("Edited notes.txt: 1 replacement at line 2."),
+        "{edited}"
+    );
+    assert_eq!(ws.bytes("notes.txt"), b"alpha\r\nBETA\r\nBETA2\r\ngamma");
+
+    // Someone else changes the file: the session's version is stale.
+    ws.write("notes.txt", b"alpha\r\nBETA\r\nBETA2\r\ngamma\r\ndelta");
+    fails(
+        cli.call(
+            "edit",
+            json!({"file_path": "notes.txt", "old_string": "gamma", "new_string": "GAMMA"}),
+        ),
+        "FS_STALE_VERSION",
+    );
+    assert_eq!(
+        ws.bytes("notes.txt"),
+        b"alpha\r\nBETA\r\nBETA2\r\ngamma\r\ndelta"
+    );
+
+    let reread = ok(cli.call("read", json!({"file_path": "notes.txt", "offset": 4})));
+    assert_eq!(
+        reread,
+        "File: notes.txt\n4: gamma\n5: delta\n(Lines 4-5 of 5; end of file.)"
+    );
+    ok(cli.call(
+        "edit",
+        json!({"file_path": "notes.txt", "old_string": "gamma\ndelta", "new_string": "gamma\ndelta\nepsilon"}),
+    ));
+    assert_eq!(
+        ws.bytes("notes.txt"),
+        b"alpha\r\nBETA\r\nBETA2\r\ngamma\r\ndelta\r\nepsilon"
+    );
+
+    // The policy holds across calls: a file this session never read is not edited.
+    fails(
+        cli.call(
+            "edit",
+            json!({"file_path": "other.txt", "old_string": "untouched", "new_string": "x"}),
+        ),
+        "FS_NOT_OBSERVED",
+    );
+    assert_eq!(ws.bytes("other.txt"), b"untouched\n");
+
+    // New files need no read; parent directories are created.
+    let created = ok(cli.call(
+        "write",
+        json!({"file_path": "new/deep/file.txt", "content": "one\ntwo\n"}),
+    ));
+    assert!(
+        created.starts_with("Created new/deep/file.txt"),
+        "{created}"
+    );
+    assert_eq!(ws.bytes("new/deep/file.txt"), b"one\ntwo\n");
+
+    // A malformed line gets an error result; the session goes on.
+    let bad = fails(cli.send("this is not json"), "INVALID_ARGS");
+    assert!(bad.contains("line "), "{bad}");
+    fails(cli.send(r#"{"tool":"read","args":{}}"#), "INVALID_ARGS");
+    fails(
+        cli.call("delete", json!({"file_path": "notes.txt"})),
+        "UNKNOWN_TOOL",
+    );
+    ok(cli.call("read", json!({"file_path": "new/deep/file.txt"})));
+
+    cli.finish();
+    assert_eq!(temp_leftovers(&ws.root), Vec::<PathBuf>::new());
+}
+
+#[test]
+fn paths_outside_the_granted_directory_are_denied() {
+    let ws = Workspace::new();
+    ws.write("inside.txt", "inside\n");
+    let secret = ws.outside.join("secret.txt");
+    symlink(&secret, ws.path("link-file")).unwrap();
+    symlink("../outside", ws.path("link-dir")).unwrap();
+    symlink("inside.txt", ws.path("alias.txt")).unwrap();
+    let before = Workspace::snapshot(&ws.outside);
+    let mut cli = Cli::start(&ws.root);
+
+    let paths = [
+        "../outside/secret.txt".to_owned(),
+        "/work/../outside/secret.txt".to_owned(),
+        "/etc/passwd".to_owned(),
+        secret.to_str().unwrap().to_owned(),
+        "link-file".to_owned(),
+        "link-dir/secret.txt".to_owned(),
+        "link-dir/new.txt".to_owned(),
+    ];
+    for path in &paths {
+        for (tool, args) in [
+            ("read", json!({"file_path": path})),
+            ("write", json!({"file_path": path, "content": "pwned\n"})),
+            (
+                "edit",
+                json!({"file_path": path, "old_string": "TOP", "new_string": "pwned"}),
+            ),
+        ] {
+            let text = fails(cli.call(tool, args), "FS_SANDBOX_DENIED");
+            assert!(
+                !text.contains("TOP SECRET") && !text.contains("root:"),
+                "{tool} {path} leaked: {text}"
+            );
+        }
+    }
+
+    // Links that stay inside work.
+    assert_eq!(
+        ok(cli.call("read", json!({"file_path": "alias.txt"}))),
+        "File: alias.txt\n1: inside\n(End of file: 1 line.)"
+    );
+    cli.finish();
+
+    assert_eq!(
+        Workspace::snapshot(&ws.outside),
+        before,
+        "something outside the granted directory changed"
+    );
+    assert!(
+        std::fs::symlink_metadata(ws.path("link-file"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(temp_leftovers(&ws.root), Vec::<PathBuf>::new());
+}
