@@ -20,6 +20,7 @@
 
 mod error;
 pub mod splice;
+pub mod stream_splice;
 pub mod text;
 mod types;
 

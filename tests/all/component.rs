@@ -497,3 +497,123 @@ fn large_files_stream_with_bounded_memory() {
         "reading 64 MiB took {big_rss} KiB peak vs {tiny_rss} KiB for a tiny file"
     );
 }
+
+#[test]
+fn large_files_are_edited_by_streaming_with_the_same_results() {
+    let ws = Workspace::new();
+    // 12 MiB of LF lines: past the streaming threshold; the marker sits
+    // across where 1 MiB chunks meet.
+    let mut text: String = (0..150_000).map(|i| format!("{i:>79}\n")).collect();
+    let at = (1 << 20) - 10;
+    text.replace_range(at..at + 6, "MARKER");
+    ws.write("big.txt", &text);
+    let mut s = ws.session();
+    ok(call(
+        &mut s,
+        "read",
+        json!({"file_path": "big.txt", "limit": 1}),
+    ));
+    let out = ok(call(
+        &mut s,
+        "edit",
+        json!({"file_path": "big.txt", "old_string": "MARKER", "new_string": "m\nm"}),
+    ));
+    let line = text[..at].matches('\n').count() + 1;
+    assert!(
+        out.starts_with(&format!("Edited big.txt: 1 replacement at line {line}.")),
+        "{out}"
+    );
+    let expected = text.replacen("MARKER", "m\nm", 1);
+    assert!(
+        ws.bytes("big.txt") == expected.as_bytes(),
+        "streamed edit differs"
+    );
+    let text = fails(
+        call(
+            &mut s,
+            "edit",
+            json!({"file_path": "big.txt", "old_string": "      99", "new_string": "x"}),
+        ),
+        "FS_AMBIGUOUS_EDIT",
+    );
+    assert!(
+        text.contains("matches 1111 places") && text.contains("lines 100, 991, 992"),
+        "{text}"
+    );
+    let out = ok(call(
+        &mut s,
+        "edit",
+        json!({"file_path": "big.txt", "old_string": "  149999\n", "new_string": "  last\n", "replace_all": true}),
+    ));
+    assert!(out.contains("1 replacement"), "{out}");
+    fails(
+        call(
+            &mut s,
+            "edit",
+            json!({"file_path": "big.txt", "old_string": "nowhere", "new_string": "x"}),
+        ),
+        "FS_EDIT_NOT_FOUND",
+    );
+    // A change on disk is stale, before matching.
+    let mut changed = ws.bytes("big.txt");
+    changed[5] = b'#';
+    ws.write("big.txt", &changed);
+    fails(
+        call(
+            &mut s,
+            "edit",
+            json!({"file_path": "big.txt", "old_string": "nowhere", "new_string": "x"}),
+        ),
+        "FS_STALE_VERSION",
+    );
+    assert!(ws.bytes("big.txt") == changed);
+    // CRLF files take the in-memory splice and keep their endings.
+    let crlf = text_crlf(100_000);
+    ws.write("crlf.txt", &crlf);
+    ok(call(
+        &mut s,
+        "read",
+        json!({"file_path": "crlf.txt", "limit": 1}),
+    ));
+    ok(call(
+        &mut s,
+        "edit",
+        json!({"file_path": "crlf.txt", "old_string": "       7\n       8", "new_string": "a\nb"}),
+    ));
+    assert!(
+        ws.bytes("crlf.txt")
+            == crlf
+                .replacen("       7\r\n       8", "a\r\nb", 1)
+                .as_bytes()
+    );
+    let names: Vec<_> = std::fs::read_dir(&ws.root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "temp files left: {names:?}");
+}
+
+fn text_crlf(lines: usize) -> String {
+    (0..lines).map(|i| format!("{i:>8}\r\n")).collect()
+}
+
+#[test]
+fn a_streamed_edit_of_64_mib_keeps_memory_small() {
+    let ws = Workspace::new();
+    let mut text = format!("{}\n", "z".repeat(79)).repeat((64 << 20) / 80);
+    text.replace_range(32 << 20..(32 << 20) + 6, "MARKER");
+    ws.write("big.txt", &text);
+    let len = text.len() as u64;
+    drop(text);
+    let args =
+        json!({"file_path": "big.txt", "old_string": "MARKER", "new_string": "marker"}).to_string();
+    let root = ws.root.to_str().unwrap();
+    let (out, rss) =
+        crate::cli::run_measured(&["call", "edit", &args, "--no-policy", "--root", root]);
+    eprintln!("peak RSS of a 64 MiB edit: {rss} KiB");
+    assert!(out.starts_with("Edited big.txt"), "{out}");
+    assert!(rss < 48 * 1024, "editing 64 MiB peaked at {rss} KiB");
+    assert_eq!(std::fs::metadata(ws.path("big.txt")).unwrap().len(), len);
+    let edited = std::fs::read(ws.path("big.txt")).unwrap();
+    assert_eq!(&edited[32 << 20..(32 << 20) + 6], b"marker");
+}

@@ -221,7 +221,13 @@ impl Provider for LocalProvider {
                 .map(|((_, h), t)| (t, *h)),
         )?;
         let mode = current.as_ref().map(|(m, _)| m.mode() & 0o7777);
-        let after = replace_atomically(&lock, name, content.as_bytes(), mode, shown)?;
+        let after = replace_atomically(
+            &lock,
+            name,
+            mode,
+            shown,
+            write_bytes(content.as_bytes(), shown),
+        )?;
         Ok(WriteOutcome {
             operation: if current.is_some() {
                 WriteOperation::Updated
@@ -246,6 +252,15 @@ impl Provider for LocalProvider {
             Err(e) => return Err(map_io(e, shown)),
         };
         let lock = lock(&parent, shown)?;
+        let (file, meta) = match open_regular(&parent, Path::new(name), shown, self.hard_links) {
+            Err(e) if e.code == ErrorCode::NotFound => return Err(vanished(shown)),
+            other => other?,
+        };
+        if meta.len() > STREAM_EDIT_BYTES
+            && let Some(outcome) = edit_streaming(file, &meta, &lock, name, shown, edit, expected)?
+        {
+            return Ok(outcome);
+        }
         let (bytes, meta) = match read_stable(&parent, name, shown, MAX_EDIT_BYTES, self.hard_links)
         {
             Err(e) if e.code == ErrorCode::NotFound => return Err(vanished(shown)),
@@ -256,9 +271,9 @@ impl Provider for LocalProvider {
         let after = replace_atomically(
             &lock,
             name,
-            &spliced.bytes,
             Some(meta.mode() & 0o7777),
             shown,
+            write_bytes(&spliced.bytes, shown),
         )?;
         Ok(EditOutcome {
             replacements: spliced.replacements,
@@ -267,6 +282,11 @@ impl Provider for LocalProvider {
         })
     }
 }
+
+/// Files above this size are edited by streaming (when they have no CRs).
+const STREAM_EDIT_BYTES: u64 = 8 << 20;
+/// Buffer size of a streamed edit.
+const STREAM_EDIT_CHUNK: usize = 1 << 20;
 
 /// Chunked reader over one open file.
 struct LocalStream {
@@ -451,9 +471,9 @@ fn lock(dir: &Dir, shown: &str) -> Result<File, FsError> {
     Ok(handle)
 }
 
-/// Replaces `name` by `bytes` atomically and durably, under the directory
-/// lock held through `dir` (the directory's readable handle): an anonymous
-/// `O_TMPFILE` is written, given `mode`, fsynced, linked as
+/// Replaces `name` atomically and durably by what `fill` writes, under the
+/// directory lock held through `dir` (the directory's readable handle): an
+/// anonymous `O_TMPFILE` is filled, given `mode`, fsynced, linked as
 /// `.NAME.dsh-fs-tmp` and renamed over `name`; then the directory is fsynced.
 /// A process killed while writing leaves nothing behind; one killed between
 /// link and rename leaves the fixed temp name, which the next mutation of the
@@ -461,9 +481,9 @@ fn lock(dir: &Dir, shown: &str) -> Result<File, FsError> {
 fn replace_atomically(
     dir: &File,
     name: &str,
-    bytes: &[u8],
     mode: Option<u32>,
     shown: &str,
+    fill: impl FnOnce(&mut std::fs::File) -> Result<(), FsError>,
 ) -> Result<String, FsError> {
     use rustix::fs::{AtFlags, Mode, OFlags as O};
     let fail = |e: Errno| map_io(e.into(), shown);
@@ -486,32 +506,33 @@ fn replace_atomically(
             }
             Err(e) => return Err(fail(e)),
         };
-    let written = (|| -> Result<(), Errno> {
+    let written = (|| -> Result<(), FsError> {
         let mut file = std::fs::File::from(fd);
-        file.write_all(bytes)
-            .map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?;
+        fill(&mut file)?;
         if let Some(mode) = mode {
             // The create mode is masked by the umask; the old mode is kept exactly.
-            rustix::fs::fchmod(&file, Mode::from_raw_mode(mode))?;
+            rustix::fs::fchmod(&file, Mode::from_raw_mode(mode)).map_err(fail)?;
         }
-        rustix::fs::fsync(&file)?;
+        rustix::fs::fsync(&file).map_err(fail)?;
         if anonymous {
             let proc_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&file));
-            rustix::fs::linkat(&file, "", dir, &tmp, AtFlags::EMPTY_PATH).or_else(|_| {
-                rustix::fs::linkat(
-                    rustix::fs::CWD,
-                    &proc_path,
-                    dir,
-                    &tmp,
-                    AtFlags::SYMLINK_FOLLOW,
-                )
-            })?;
+            rustix::fs::linkat(&file, "", dir, &tmp, AtFlags::EMPTY_PATH)
+                .or_else(|_| {
+                    rustix::fs::linkat(
+                        rustix::fs::CWD,
+                        &proc_path,
+                        dir,
+                        &tmp,
+                        AtFlags::SYMLINK_FOLLOW,
+                    )
+                })
+                .map_err(fail)?;
         }
-        rustix::fs::renameat(dir, &tmp, dir, name)
+        rustix::fs::renameat(dir, &tmp, dir, name).map_err(fail)
     })();
     if let Err(e) = written {
         let _ = rustix::fs::unlinkat(dir, &tmp, AtFlags::empty());
-        return Err(fail(e));
+        return Err(e);
     }
     rustix::fs::fsync(dir).map_err(fail)?;
     let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(fail)?;
@@ -521,6 +542,101 @@ fn replace_atomically(
         (st.st_mtime as i64, st.st_mtime_nsec as i64),
         (st.st_ctime as i64, st.st_ctime_nsec as i64),
     ))
+}
+
+/// Writes `bytes` whole, for [`replace_atomically`].
+fn write_bytes<'a>(
+    bytes: &'a [u8],
+    shown: &'a str,
+) -> impl FnOnce(&mut std::fs::File) -> Result<(), FsError> + 'a {
+    move |f| f.write_all(bytes).map_err(|e| map_io(e, shown))
+}
+
+/// The streamed form of an edit, for large files without CRs: a planning
+/// pass in chunks, the freshness check, then a copy of the unmatched ranges
+/// around the replacements. Memory stays at two chunk buffers whatever the
+/// file size. `None` when the file needs the in-memory splice.
+fn edit_streaming(
+    mut file: File,
+    meta: &Metadata,
+    lock: &File,
+    name: &str,
+    shown: &str,
+    edit: &EditRequest,
+    expected: Option<&str>,
+) -> Result<Option<EditOutcome>, FsError> {
+    use dsh_fs_core::stream_splice::{PlanError, Planner};
+    let io = |e| map_io(e, shown);
+    let mut planner = match Planner::new(edit) {
+        Ok(p) => p,
+        Err(PlanError::InMemory) => return Ok(None),
+        Err(PlanError::Splice(e)) => return Err(e.into_fs_error(shown)),
+    };
+    let mut buf = vec![0u8; STREAM_EDIT_CHUNK];
+    loop {
+        let n = file.read(&mut buf).map_err(io)?;
+        if n == 0 {
+            break;
+        }
+        // Anything unusual (a CR, bytes that are not text) is judged by the
+        // in-memory path, which also orders staleness before other errors.
+        if planner.push(&buf[..n]).is_err() {
+            return Ok(None);
+        }
+    }
+    let (hash, plan) = planner.finish();
+    if let Some(v) = expected
+        && !super::still_fresh(v, &meta_token(meta), hash)
+    {
+        return Err(FsError::stale(shown));
+    }
+    let plan = match plan {
+        Ok(plan) => plan,
+        Err(PlanError::InMemory) => return Ok(None),
+        Err(PlanError::Splice(e)) => return Err(e.into_fs_error(shown)),
+    };
+
+    let mut source = file.into_std();
+    let mut written = ContentHasher::new();
+    let after = replace_atomically(lock, name, Some(meta.mode() & 0o7777), shown, |out| {
+        let mut seen = ContentHasher::new();
+        source.seek(io::SeekFrom::Start(0)).map_err(io)?;
+        // Moves `len` source bytes: hashed as read, and copied unless dropped.
+        let mut copy = |len: u64, out: Option<(&mut std::fs::File, &mut ContentHasher)>| {
+            let mut out = out;
+            let mut left = len;
+            while left > 0 {
+                let n = (left as usize).min(buf.len());
+                source.read_exact(&mut buf[..n]).map_err(io)?;
+                seen.update(&buf[..n]);
+                if let Some((file, hasher)) = out.as_mut() {
+                    hasher.update(&buf[..n]);
+                    file.write_all(&buf[..n]).map_err(io)?;
+                }
+                left -= n as u64;
+            }
+            Ok::<(), FsError>(())
+        };
+        let mut at = 0;
+        for &start in &plan.starts {
+            copy(start - at, Some((&mut *out, &mut written)))?;
+            copy(plan.old_len, None)?;
+            out.write_all(edit.new_string.as_bytes()).map_err(io)?;
+            written.update(edit.new_string.as_bytes());
+            at = start + plan.old_len;
+        }
+        copy(meta.len() - at, Some((&mut *out, &mut written)))?;
+        // The lock keeps other dsh-fs writers out; this catches anyone else.
+        if seen.finish() != plan.hash {
+            return Err(FsError::stale(shown));
+        }
+        Ok(())
+    })?;
+    Ok(Some(EditOutcome {
+        replacements: plan.starts.len() as u32,
+        version: version(&after, written.finish()),
+        first_line: plan.first_line,
+    }))
 }
 
 /// Metadata part of a version: inode, size, mtime and ctime in nanoseconds.
