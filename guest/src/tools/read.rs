@@ -299,31 +299,32 @@ impl Window {
     }
 
     fn end_line(&mut self) {
-        let mut text = std::mem::take(&mut self.buf);
+        use std::fmt::Write;
         let mut overflow = std::mem::replace(&mut self.overflow, 0);
         // A CR before the LF is not part of the line.
         if std::mem::take(&mut self.cr) {
             if overflow > 0 {
                 overflow -= 1;
             } else {
-                text.pop();
+                self.buf.pop();
             }
         }
-        let rendered = if overflow > 0 {
-            format!(
-                "{}: {text}… [line cut: {overflow} more characters]\n",
-                self.line
-            )
-        } else {
-            format!("{}: {text}\n", self.line)
-        };
-        if self.out.len() + rendered.len() > MAX_OUTPUT_BYTES {
+        // Rendered in place; taken back if it does not fit under the cap.
+        let before = self.out.len();
+        let _ = write!(self.out, "{}: ", self.line);
+        self.out.push_str(&self.buf);
+        if overflow > 0 {
+            let _ = write!(self.out, "… [line cut: {overflow} more characters]");
+        }
+        self.out.push('\n');
+        if self.out.len() > MAX_OUTPUT_BYTES {
+            self.out.truncate(before);
             self.capped = true;
         } else {
-            self.out.push_str(&rendered);
             let from = self.shown.map_or(self.line, |(a, _)| a);
             self.shown = Some((from, self.line));
         }
+        self.buf.clear();
         self.line += 1;
         self.open = false;
     }
