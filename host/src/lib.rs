@@ -7,8 +7,9 @@
 //!   observations; [`Session::execute`] runs one call under a memory cap and
 //!   a time limit.
 //! - [`provider`]: the [`Provider`] trait the component's filesystem import is
-//!   served from, with [`LocalProvider`] (a directory, confined with cap-std)
-//!   and [`MemoryProvider`] (a virtual workspace).
+//!   served from, with [`LocalProvider`] (a directory, confined with cap-std),
+//!   [`MemoryProvider`] (a virtual workspace) and [`ObjectStoreProvider`]
+//!   (S3 and other object stores, compare-and-swap by ETag).
 //! - `mcp`: the MCP stdio server behind `dsh-fs mcp`.
 //!
 //! ```no_run

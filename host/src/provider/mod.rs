@@ -2,8 +2,9 @@
 //! backend implements (its docs restate `wit/provider.wit`); the runtime binds
 //! it to the component's `dsh:fs/provider` import.
 //!
-//! Backends: [`LocalProvider`] (a directory on disk, confined with cap-std)
-//! and [`MemoryProvider`] (a virtual workspace). Both share the helpers at the
+//! Backends: [`LocalProvider`] (a directory on disk, confined with cap-std),
+//! [`MemoryProvider`] (a virtual workspace) and [`ObjectStoreProvider`] (a
+//! bucket prefix, compare-and-swap by ETag). They share the helpers at the
 //! end of this file, so freshness means the same thing everywhere: a caller's
 //! version is fresh while the file's content hash is the one it names.
 
