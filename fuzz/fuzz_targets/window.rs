@@ -10,7 +10,7 @@ fuzz_target!(|input: (&str, u16, u16, u8)| {
     let (offset, limit) = (u64::from(offset.max(1)), u64::from(limit.clamp(1, 2000)));
     let mut whole = Window::new(offset, limit);
     whole.push(text);
-    let whole = whole.finish("f.txt");
+    let whole = whole.finish("f.txt", None);
 
     let mut pieces = Window::new(offset, limit);
     let size = usize::from(chunk.max(1));
@@ -23,7 +23,7 @@ fuzz_target!(|input: (&str, u16, u16, u8)| {
         pieces.push(&rest[..cut]);
         rest = &rest[cut..];
     }
-    let pieces = pieces.finish("f.txt");
+    let pieces = pieces.finish("f.txt", None);
     assert_eq!(whole, pieces);
     if let Ok(out) = whole {
         assert!(out.len() <= MAX_OUTPUT_BYTES + 512, "output of {} bytes", out.len());
