@@ -91,6 +91,7 @@ pub fn run(opts: &BenchOptions) -> Result<()> {
             firsts.push(timed(|| expect_ok(s.execute("read", &first)))?);
             timed(|| expect_ok(s.execute("read", &next)))
         })?;
+        firsts.sort();
         println!(
             "  {:>5} MiB  page {}  first {}  ratio {:.2}x",
             mib,
