@@ -19,6 +19,7 @@
 #![deny(missing_docs)]
 
 mod error;
+pub mod seam;
 pub mod splice;
 pub mod stream_splice;
 pub mod text;

@@ -2,7 +2,7 @@
 //! (inode, size, mtime and ctime in nanoseconds) then the xxh3-128 content
 //! hash. Freshness is decided by the hash, so a `touch` is not a change.
 
-use dsh_fs_core::{EntryKind, Version};
+use dsh_fs_core::EntryKind;
 use std::fs::File;
 use std::io;
 use std::path::Path;
@@ -134,33 +134,9 @@ pub(crate) fn stat_file(file: &File) -> io::Result<Stat> {
     sys::stat_file(file)
 }
 
-/// A version token: metadata token, then the content hash.
-pub(crate) fn version(meta: &str, hash: u128) -> Version {
-    format!("{meta}:{hash:032x}")
-}
-
-/// Whether `expected` still describes a file whose content hashes to `hash`
-/// (metadata token `meta`): the content hash decides when the token has one;
-/// a metadata-only token must match exactly.
-pub(crate) fn still_fresh(expected: &str, meta: &str, hash: u128) -> bool {
-    match expected.rsplit_once(':') {
-        Some((_, h)) => u128::from_str_radix(h, 16).is_ok_and(|h| h == hash),
-        None => expected == meta,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn freshness_follows_content_not_metadata() {
-        let v = version("m1", 42);
-        assert!(still_fresh(&v, "m2", 42));
-        assert!(!still_fresh(&v, "m1", 43));
-        assert!(still_fresh("m1", "m1", 0));
-        assert!(!still_fresh("m1", "m2", 0));
-    }
 
     #[test]
     fn stat_reports_kind_and_size() {

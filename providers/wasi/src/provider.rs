@@ -3,8 +3,9 @@
 //! metadata plus a content hash, freshness is by content, writes are atomic
 //! (same-directory temp file, fsync, rename) and edits are byte-faithful.
 
-use crate::meta::{self, Stat, still_fresh, version};
-use crate::paths::{display, file_name, normalize};
+use crate::meta::{self, Stat};
+use crate::paths::file_name;
+use dsh_fs_core::seam::{check_write_intent, display, normalize, still_fresh, vanished, version};
 use dsh_fs_core::text::{ContentHasher, StreamDecoder, content_hash};
 use dsh_fs_core::{
     EditOutcome, EditRequest, EntryKind, ErrorCode, FsError, FsInfo, TextContent, Version,
@@ -109,7 +110,7 @@ impl WasiProvider {
     /// root; absolute paths must lie under it; `..` that climbs out and
     /// symlinks whose target leaves the root are `sandbox-denied`.
     pub fn resolve(&self, path: &str) -> Result<Target, FsError> {
-        let rel = normalize(path, &self.root)?;
+        let rel = normalize(path, std::slice::from_ref(&self.root))?;
         let key = self.canonical(&rel, path)?;
         Ok(Target {
             display: display(&rel),
@@ -458,30 +459,6 @@ fn read_stable(
     }
 }
 
-/// The checks of a write under `intent`, given the current file (if any) as
-/// `(metadata token, content hash)`.
-fn check_write_intent(
-    shown: &str,
-    intent: Option<&WriteIntent>,
-    current: Option<(&str, u128)>,
-) -> Result<(), FsError> {
-    match (intent, current) {
-        (None, _) | (Some(WriteIntent::CreateIfAbsent), None) => Ok(()),
-        (Some(WriteIntent::CreateIfAbsent), Some(_)) => Err(FsError::new(
-            ErrorCode::NotObserved,
-            format!("{shown} already exists and has not been read in this session"),
-        )),
-        (Some(WriteIntent::ReplaceIfVersion(_)), None) => Err(vanished(shown)),
-        (Some(WriteIntent::ReplaceIfVersion(v)), Some((token, hash))) => {
-            if still_fresh(v, token, hash) {
-                Ok(())
-            } else {
-                Err(FsError::stale(shown))
-            }
-        }
-    }
-}
-
 /// The permissions a replacement keeps. WASI 0.2 has no file modes, so a
 /// replaced file there gets the runtime's default mode.
 #[cfg(unix)]
@@ -540,15 +517,6 @@ fn replace_atomically(
         let _ = d.sync_all();
     }
     meta::stat_path(&target).map_err(|e| map_io(e, shown))
-}
-
-/// `stale-version` for a file that is gone.
-#[cold]
-fn vanished(shown: &str) -> FsError {
-    FsError::new(
-        ErrorCode::StaleVersion,
-        format!("{shown} no longer exists (it was deleted or moved since it was read)"),
-    )
 }
 
 /// Maps an I/O error to the seam's codes. A WASI runtime reports a path that

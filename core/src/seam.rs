@@ -1,0 +1,165 @@
+//! What every provider shares, whichever side of the seam it lives on (host
+//! backends, the `wasi:filesystem` provider component): lexical path
+//! normalization, version tokens and the freshness rule, the checks of a
+//! guarded write, and the guarded splice. One copy, so a version or an intent
+//! means the same thing on every backend.
+
+use crate::splice::{self, Spliced};
+use crate::{EditRequest, ErrorCode, FsError, Version, WriteIntent};
+use std::path::{Path, PathBuf};
+
+/// Longest path accepted (Linux's `PATH_MAX`).
+pub const MAX_PATH_BYTES: usize = 4096;
+
+/// Turns a model path into a normalized root-relative path with `/`
+/// separators, purely lexically: `.` dropped, `..` applied, absolute paths
+/// accepted only under one of `roots` (`sandbox-denied` otherwise, and for a
+/// `..` that climbs above the root).
+pub fn normalize(path: &str, roots: &[PathBuf]) -> Result<String, FsError> {
+    if path.is_empty() {
+        return Err(FsError::new(ErrorCode::InvalidInput, "the path is empty"));
+    }
+    if path.len() > MAX_PATH_BYTES {
+        return Err(FsError::new(
+            ErrorCode::InvalidInput,
+            format!(
+                "the path is {} bytes long, more than the {MAX_PATH_BYTES} allowed",
+                path.len()
+            ),
+        ));
+    }
+    if path.contains('\0') {
+        return Err(FsError::new(
+            ErrorCode::InvalidInput,
+            "the path contains a NUL byte",
+        ));
+    }
+    let relative = if Path::new(path).is_absolute() {
+        let rel = roots
+            .iter()
+            .find_map(|root| Path::new(path).strip_prefix(root).ok())
+            .ok_or_else(|| FsError::sandbox_denied(path))?;
+        rel.to_str().expect("a suffix of a str is a str")
+    } else {
+        path
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for part in relative.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop().ok_or_else(|| FsError::sandbox_denied(path))?;
+            }
+            name => parts.push(name),
+        }
+    }
+    Ok(parts.join("/"))
+}
+
+/// The display form of a root-relative key.
+pub fn display(key: &str) -> String {
+    if key.is_empty() {
+        ".".to_owned()
+    } else {
+        key.to_owned()
+    }
+}
+
+/// A version token: backend metadata, then the content hash.
+pub fn version(meta: &str, hash: u128) -> Version {
+    format!("{meta}:{hash:032x}")
+}
+
+/// Whether `expected` still describes a file whose content hashes to
+/// `hash` (metadata `meta`): the content hash decides when the token has one,
+/// so a `touch` is not a change; a metadata-only token (from `stat`) must match
+/// exactly.
+pub fn still_fresh(expected: &str, meta: &str, hash: u128) -> bool {
+    match expected.rsplit_once(':') {
+        Some((_, h)) => u128::from_str_radix(h, 16).is_ok_and(|h| h == hash),
+        None => expected == meta,
+    }
+}
+
+/// The shared checks of a write under `intent`, given the current file (if
+/// any) as `(metadata token, content hash)`.
+pub fn check_write_intent(
+    display: &str,
+    intent: Option<&WriteIntent>,
+    current: Option<(&str, u128)>,
+) -> Result<(), FsError> {
+    match (intent, current) {
+        (None, _) | (Some(WriteIntent::CreateIfAbsent), None) => Ok(()),
+        (Some(WriteIntent::CreateIfAbsent), Some(_)) => Err(FsError::new(
+            ErrorCode::NotObserved,
+            format!("{display} already exists and has not been read in this session"),
+        )),
+        (Some(WriteIntent::ReplaceIfVersion(_)), None) => Err(vanished(display)),
+        (Some(WriteIntent::ReplaceIfVersion(v)), Some((meta, hash))) => {
+            if still_fresh(v, meta, hash) {
+                Ok(())
+            } else {
+                Err(FsError::stale(display))
+            }
+        }
+    }
+}
+
+/// The shared part of an edit once the current bytes are loaded: the
+/// version check (before matching), then the splice.
+pub fn splice_checked(
+    display: &str,
+    bytes: &[u8],
+    meta: &str,
+    edit: &EditRequest,
+    expected: Option<&str>,
+) -> Result<Spliced, FsError> {
+    if let Some(v) = expected
+        && !still_fresh(v, meta, crate::text::content_hash(bytes))
+    {
+        return Err(FsError::stale(display));
+    }
+    splice::apply(bytes, edit).map_err(|e| e.into_fs_error(display))
+}
+
+/// `stale-version` for a file that is gone.
+#[cold]
+pub fn vanished(display: &str) -> FsError {
+    FsError::new(
+        ErrorCode::StaleVersion,
+        format!("{display} no longer exists (it was deleted or moved since it was read)"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_is_lexical_and_confined() {
+        let root = &[PathBuf::from("/work/root")];
+        let ok = |p: &str| normalize(p, root).unwrap();
+        let denied = |p: &str| normalize(p, root).unwrap_err().code;
+        assert_eq!(ok("a/./b//c.txt"), "a/b/c.txt");
+        assert_eq!(ok("a/../b.txt"), "b.txt");
+        assert_eq!(ok("/work/root/x/y"), "x/y");
+        assert_eq!(ok("."), "");
+        assert_eq!(ok("/work/root"), "");
+        assert_eq!(denied("../x"), ErrorCode::SandboxDenied);
+        assert_eq!(denied("a/../../x"), ErrorCode::SandboxDenied);
+        assert_eq!(denied("/etc/passwd"), ErrorCode::SandboxDenied);
+        assert_eq!(denied("/work/rootx/y"), ErrorCode::SandboxDenied);
+        assert_eq!(denied("/work/root/../x"), ErrorCode::SandboxDenied);
+        assert_eq!(denied(""), ErrorCode::InvalidInput);
+        assert_eq!(denied("a\0b"), ErrorCode::InvalidInput);
+    }
+
+    #[test]
+    fn freshness_follows_content_not_metadata() {
+        let v = version("m1", 42);
+        assert!(still_fresh(&v, "m2", 42));
+        assert!(!still_fresh(&v, "m1", 43));
+        assert!(still_fresh("m1", "m1", 0));
+        assert!(!still_fresh("m1", "m2", 0));
+    }
+}
