@@ -131,6 +131,49 @@ pub fn vanished(display: &str) -> FsError {
     )
 }
 
+/// The seam's code for an I/O error, by its portable kind. Backends first
+/// handle what only they can recognize (a sandbox escape, a symlink loop),
+/// then hand the rest here.
+pub fn from_io(e: &std::io::Error, shown: &str) -> FsError {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::NotFound => FsError::not_found(shown),
+        K::PermissionDenied => FsError::new(
+            ErrorCode::PermissionDenied,
+            format!("access to {shown} was denied"),
+        ),
+        K::NotADirectory => FsError::new(
+            ErrorCode::NotDirectory,
+            format!("a parent of {shown} is not a directory"),
+        ),
+        K::IsADirectory => {
+            FsError::new(ErrorCode::NotRegularFile, format!("{shown} is a directory"))
+        }
+        K::InvalidFilename => FsError::new(
+            ErrorCode::InvalidInput,
+            format!("{shown}: a name is too long"),
+        ),
+        K::ReadOnlyFilesystem => FsError::new(
+            ErrorCode::PermissionDenied,
+            format!("{shown} is on a read-only filesystem"),
+        ),
+        K::StorageFull => FsError::new(
+            ErrorCode::IoError,
+            format!("no space left to write {shown}"),
+        ),
+        _ => FsError::new(ErrorCode::IoError, format!("{shown}: {e}")),
+    }
+}
+
+/// `invalid-input` for a path that goes through a symbolic link loop.
+#[cold]
+pub fn symlink_loop(shown: &str) -> FsError {
+    FsError::new(
+        ErrorCode::InvalidInput,
+        format!("{shown} goes through a symbolic link loop"),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

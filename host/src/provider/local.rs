@@ -657,37 +657,9 @@ fn token(ino: u64, size: u64, mtime: (i64, i64), ctime: (i64, i64)) -> String {
 /// Maps an I/O error to the seam's codes. cap-std reports an escape from the
 /// root as `PermissionDenied` without an OS error number.
 fn map_io(e: io::Error, shown: &str) -> FsError {
-    let errno = e.raw_os_error().map(Errno::from_raw_os_error);
-    match (e.kind(), errno) {
-        (io::ErrorKind::NotFound, _) => FsError::not_found(shown),
+    match (e.kind(), e.raw_os_error().map(Errno::from_raw_os_error)) {
         (io::ErrorKind::PermissionDenied, None) => FsError::sandbox_denied(shown),
-        (io::ErrorKind::PermissionDenied, Some(_)) => FsError::new(
-            ErrorCode::PermissionDenied,
-            format!("access to {shown} was denied"),
-        ),
-        (_, Some(Errno::NOTDIR)) => FsError::new(
-            ErrorCode::NotDirectory,
-            format!("a parent of {shown} is not a directory"),
-        ),
-        (_, Some(Errno::ISDIR)) => {
-            FsError::new(ErrorCode::NotRegularFile, format!("{shown} is a directory"))
-        }
-        (_, Some(Errno::LOOP)) => FsError::new(
-            ErrorCode::InvalidInput,
-            format!("{shown} goes through a symbolic link loop"),
-        ),
-        (_, Some(Errno::NAMETOOLONG)) => FsError::new(
-            ErrorCode::InvalidInput,
-            format!("{shown}: a name is too long"),
-        ),
-        (_, Some(Errno::ROFS)) => FsError::new(
-            ErrorCode::PermissionDenied,
-            format!("{shown} is on a read-only filesystem"),
-        ),
-        (_, Some(Errno::NOSPC)) => FsError::new(
-            ErrorCode::IoError,
-            format!("no space left to write {shown}"),
-        ),
-        _ => FsError::new(ErrorCode::IoError, format!("{shown}: {e}")),
+        (_, Some(Errno::LOOP)) => dsh_fs_core::seam::symlink_loop(shown),
+        _ => dsh_fs_core::seam::from_io(&e, shown),
     }
 }

@@ -522,37 +522,10 @@ fn replace_atomically(
 /// Maps an I/O error to the seam's codes. A WASI runtime reports a path that
 /// would leave its preopens (a symlink pointing out) as `EPERM`.
 fn map_io(e: io::Error, shown: &str) -> FsError {
-    match (e.kind(), e.raw_os_error()) {
-        (io::ErrorKind::NotFound, _) => FsError::not_found(shown),
-        (_, Some(libc::EPERM)) => FsError::sandbox_denied(shown),
-        (io::ErrorKind::PermissionDenied, _) => FsError::new(
-            ErrorCode::PermissionDenied,
-            format!("access to {shown} was denied"),
-        ),
-        (_, Some(libc::ENOTDIR)) => FsError::new(
-            ErrorCode::NotDirectory,
-            format!("a parent of {shown} is not a directory"),
-        ),
-        (_, Some(libc::EISDIR)) => {
-            FsError::new(ErrorCode::NotRegularFile, format!("{shown} is a directory"))
-        }
-        (_, Some(libc::ELOOP)) => FsError::new(
-            ErrorCode::InvalidInput,
-            format!("{shown} goes through a symbolic link loop"),
-        ),
-        (_, Some(libc::ENAMETOOLONG)) => FsError::new(
-            ErrorCode::InvalidInput,
-            format!("{shown}: a name is too long"),
-        ),
-        (_, Some(libc::EROFS)) => FsError::new(
-            ErrorCode::PermissionDenied,
-            format!("{shown} is on a read-only filesystem"),
-        ),
-        (_, Some(libc::ENOSPC)) => FsError::new(
-            ErrorCode::IoError,
-            format!("no space left to write {shown}"),
-        ),
-        _ => FsError::new(ErrorCode::IoError, format!("{shown}: {e}")),
+    match e.raw_os_error() {
+        Some(libc::EPERM) => FsError::sandbox_denied(shown),
+        Some(libc::ELOOP) => dsh_fs_core::seam::symlink_loop(shown),
+        _ => dsh_fs_core::seam::from_io(&e, shown),
     }
 }
 
