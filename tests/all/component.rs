@@ -617,3 +617,38 @@ fn a_streamed_edit_of_64_mib_keeps_memory_small() {
     let edited = std::fs::read(ws.path("big.txt")).unwrap();
     assert_eq!(&edited[32 << 20..(32 << 20) + 6], b"marker");
 }
+
+#[test]
+fn paging_a_large_file_matches_a_fresh_read_and_notices_changes() {
+    let ws = Workspace::new();
+    // 12 MiB, streamed; a BOM and multi-byte characters shift byte offsets.
+    let text: String = (1..=120_000)
+        .map(|i| format!("{i:>6} {}\n", "é".repeat(45)))
+        .collect();
+    ws.write("big.txt", format!("\u{feff}{text}"));
+    let read = |s: &mut dsh_fs::Session, offset: u64| {
+        ok(call(
+            s,
+            "read",
+            json!({"file_path": "big.txt", "offset": offset, "limit": 50}),
+        ))
+    };
+    let mut paging = ws.session();
+    read(&mut paging, 1); // scans the whole file and indexes it
+    for offset in [2, 777, 60_001, 119_990, 120_000] {
+        let fresh = read(&mut ws.session(), offset);
+        assert_eq!(read(&mut paging, offset), fresh, "offset {offset}");
+    }
+    // A page is an observation: an edit after it is accepted.
+    ok(call(
+        &mut paging,
+        "edit",
+        json!({"file_path": "big.txt", "old_string": "  5000 ", "new_string": "  five "}),
+    ));
+    // After a change the index is not trusted: the page shows the new text.
+    let changed = text.replacen(" 60001 ", " CHANGED ", 1);
+    ws.write("big.txt", format!("\u{feff}{changed}"));
+    let page = read(&mut paging, 60_001);
+    assert!(page.contains("\n60001:  CHANGED "), "{page}");
+    assert_eq!(page, read(&mut ws.session(), 60_001));
+}

@@ -236,6 +236,26 @@ fn stream_matches_read(f: &dyn Fixture) {
     assert_eq!(err, Some(ErrorCode::NotText));
 }
 
+fn stream_resumes_from_a_text_offset(f: &dyn Fixture) {
+    let p = f.provider();
+    let text: String = (0..500).map(|i| format!("{i} é\n")).collect();
+    f.put("bom.txt", format!("\u{feff}{text}").as_bytes());
+    f.put("plain.txt", text.as_bytes());
+    for name in ["bom.txt", "plain.txt"] {
+        let t = p.resolve(name).unwrap();
+        // Offsets are into the text (past any BOM), at character boundaries.
+        for start in [1, 7, 1000, text.len() - 3, text.len()] {
+            let mut s = p.stream_text(&t, start as u64).unwrap();
+            let mut got = String::new();
+            while let Some(piece) = s.next_chunk(64).unwrap() {
+                got.push_str(&piece);
+            }
+            assert_eq!(got, text[start..], "{name} from {start}");
+            assert_eq!(s.version(), None, "a partial stream has no version");
+        }
+    }
+}
+
 fn write_honours_intents(f: &dyn Fixture) {
     let p = f.provider();
     let t = p.resolve("new/deep/file.txt").unwrap();
@@ -429,6 +449,7 @@ contract_suite!(
     stat_reports_kind_and_absence,
     read_decodes_and_rejects_non_text,
     stream_matches_read,
+    stream_resumes_from_a_text_offset,
     write_honours_intents,
     edit_checks_version_before_matching,
     edit_matches_literally_and_reports_outcomes,

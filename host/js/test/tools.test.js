@@ -176,9 +176,11 @@ describe('large files', () => {
 
   class Counting extends MemoryProvider {
     streams = 0;
-    streamText(target) {
+    starts = [];
+    streamText(target, start) {
       this.streams++;
-      return super.streamText(target);
+      this.starts.push(start);
+      return super.streamText(target, start);
     }
   }
 
@@ -197,6 +199,11 @@ describe('large files', () => {
     const expected = Array.from({ length: 1000 }, (_, i) => `${first + i}: ${line(first + i).trimEnd()}`);
     assert.equal(across.split('\n').slice(1, -1).join('\n'), expected.join('\n'));
     assert.equal(w.provider.streams, 2);
+    // A page deep in the unchanged file resumes from the session's index.
+    const deep = w.ok('read', { file_path: 'big.txt', offset: 300_000, limit: 3 });
+    const want = [0, 1, 2].map((i) => `${300_000 + i}: ${line(300_000 + i).trimEnd()}`).join('\n');
+    assert.equal(deep.split('\n').slice(1, -1).join('\n'), want);
+    assert.ok(w.provider.starts[2] > 0, `the page streamed from ${w.provider.starts[2]}`);
     w.ok('edit', { file_path: 'big.txt', old_string: line(lines), new_string: 'last\n' });
     assert.equal(w.text('big.txt'), content.replace(line(lines), 'last\n'));
   });
