@@ -174,6 +174,101 @@ pub fn symlink_loop(shown: &str) -> FsError {
     )
 }
 
+/// Largest chunk a provider's stream hands out, whatever the caller asks for.
+pub const MAX_CHUNK: u32 = 8 << 20;
+
+/// The text side of a provider's `text-stream`: the backend reads raw bytes
+/// (from a file, a ranged GET, ...) into buffers this makes, and it decodes
+/// them, hashes them when the stream began at the start of the file, and
+/// makes the version once the bytes end.
+#[derive(Debug)]
+pub struct StreamText {
+    decoder: crate::text::StreamDecoder,
+    /// Hashes the content when the stream started at the beginning.
+    hasher: Option<crate::text::ContentHasher>,
+    meta: String,
+    shown: String,
+    ended: bool,
+    version: Option<Version>,
+}
+
+impl StreamText {
+    /// The state of a stream of the file `shown` at metadata `meta`,
+    /// starting `start` bytes into its text (0: at the beginning, BOM included).
+    pub fn new(meta: String, shown: &str, start: u64) -> Self {
+        let (decoder, hasher) = if start == 0 {
+            (
+                crate::text::StreamDecoder::new(),
+                Some(crate::text::ContentHasher::new()),
+            )
+        } else {
+            (crate::text::StreamDecoder::resume(start), None)
+        };
+        StreamText {
+            decoder,
+            hasher,
+            meta,
+            shown: shown.to_owned(),
+            ended: false,
+            version: None,
+        }
+    }
+
+    /// The path shown to the model, for messages.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// Whether the bytes have ended (every later chunk is `None`).
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// How many new bytes to read for a chunk of at most `max_bytes`.
+    pub fn want(&self, max_bytes: u32) -> usize {
+        (max_bytes.clamp(4, MAX_CHUNK) as usize)
+            .saturating_sub(self.decoder.pending())
+            .max(1)
+    }
+
+    /// A buffer holding the bytes carried over from the last chunk; append
+    /// the new bytes after its current length and pass it to [`Self::feed`].
+    pub fn buffer(&mut self, capacity: usize) -> Vec<u8> {
+        self.decoder.begin(capacity)
+    }
+
+    /// Decodes `buf` (from [`Self::buffer`]; its new bytes start at `from`),
+    /// returning the text of every complete character, without copying.
+    pub fn feed(&mut self, buf: Vec<u8>, from: usize) -> Result<String, FsError> {
+        if let Some(hasher) = &mut self.hasher {
+            hasher.update(&buf[from..]);
+        }
+        self.decoder
+            .decode(buf)
+            .map_err(|e| FsError::not_text(&self.shown, &e.to_string()))
+    }
+
+    /// The bytes ended; `buf` (from [`Self::buffer`]) holds what was carried
+    /// over, which must not be a cut-off character.
+    pub fn end(&mut self, buf: Vec<u8>) -> Result<(), FsError> {
+        let not_text = |e: crate::text::NotText| FsError::not_text(&self.shown, &e.to_string());
+        self.decoder.decode(buf).map_err(not_text)?;
+        self.decoder.finish().map_err(not_text)?;
+        self.ended = true;
+        self.version = self
+            .hasher
+            .as_ref()
+            .map(|h| version(&self.meta, h.finish()));
+        Ok(())
+    }
+
+    /// The version of the whole content, once ended; `None` for a stream that
+    /// began past the start.
+    pub fn version(&self) -> Option<Version> {
+        self.version.clone()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

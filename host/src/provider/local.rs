@@ -8,12 +8,13 @@
 //! processes alike.
 
 use super::{
-    MAX_CHUNK, MAX_EDIT_BYTES, Provider, Target, TextStream, check_write_intent, display,
-    normalize, splice_checked, vanished, version,
+    MAX_EDIT_BYTES, Provider, Target, TextStream, check_write_intent, display, normalize,
+    splice_checked, vanished, version,
 };
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, File, Metadata, MetadataExt, OpenOptions, OpenOptionsExt};
-use dsh_fs_core::text::{ContentHasher, StreamDecoder, content_hash};
+use dsh_fs_core::seam::StreamText;
+use dsh_fs_core::text::{ContentHasher, content_hash};
 use dsh_fs_core::{
     EditOutcome, EditRequest, EntryKind, ErrorCode, FsError, FsInfo, TextContent, Version,
     WriteIntent, WriteOperation, WriteOutcome, text,
@@ -151,25 +152,17 @@ impl Provider for LocalProvider {
         let shown = target.display_path();
         let (mut file, meta) =
             open_regular(&self.dir, rel_path(target.key()), shown, self.hard_links)?;
-        let (decoder, hasher) = if start == 0 {
-            (StreamDecoder::new(), Some(ContentHasher::new()))
-        } else {
+        if start > 0 {
             // Skip the BOM, then seek: the text offset is past it.
             let mut head = [0u8; 3];
             let n = read_full(&mut file, &mut head).map_err(|e| map_io(e, shown))?;
             let skip = text::bom_len(&head[..n]) as u64;
             file.seek(io::SeekFrom::Start(skip + start))
                 .map_err(|e| map_io(e, shown))?;
-            (StreamDecoder::resume(start), None)
-        };
+        }
         Ok(Box::new(LocalStream {
             file,
-            meta: meta_token(&meta),
-            shown: shown.to_owned(),
-            decoder,
-            hasher,
-            ended: false,
-            done: None,
+            text: StreamText::new(meta_token(&meta), shown, start),
         }))
     }
 
@@ -291,54 +284,31 @@ const STREAM_EDIT_CHUNK: usize = 1 << 20;
 /// Chunked reader over one open file.
 struct LocalStream {
     file: File,
-    meta: String,
-    shown: String,
-    decoder: StreamDecoder,
-    /// Hashes the content when the stream started at the beginning.
-    hasher: Option<ContentHasher>,
-    ended: bool,
-    done: Option<Version>,
+    text: StreamText,
 }
 
 impl TextStream for LocalStream {
     fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, FsError> {
-        if self.ended {
+        if self.text.ended() {
             return Ok(None);
         }
-        let want = (max_bytes.clamp(4, MAX_CHUNK) as usize).saturating_sub(self.decoder.pending());
+        let want = self.text.want(max_bytes);
         loop {
             // Read straight into the buffer that becomes the chunk's String.
-            let mut buf = self.decoder.begin(want);
-            let start = buf.len();
-            buf.resize(start + want.max(1), 0);
-            let n = match self.file.read(&mut buf[start..]) {
+            let mut buf = self.text.buffer(want);
+            let from = buf.len();
+            buf.resize(from + want, 0);
+            let n = match self.file.read(&mut buf[from..]) {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(map_io(e, &self.shown)),
+                Err(e) => return Err(map_io(e, self.text.shown())),
             };
-            buf.truncate(start + n);
+            buf.truncate(from + n);
             if n == 0 {
-                // Hand the carried-over bytes back so `finish` can judge them.
-                self.decoder
-                    .decode(buf)
-                    .map_err(|e| FsError::not_text(&self.shown, &e.to_string()))?;
-                self.decoder
-                    .finish()
-                    .map_err(|e| FsError::not_text(&self.shown, &e.to_string()))?;
-                self.ended = true;
-                self.done = self
-                    .hasher
-                    .as_ref()
-                    .map(|h| version(&self.meta, h.finish()));
+                self.text.end(buf)?;
                 return Ok(None);
             }
-            if let Some(hasher) = &mut self.hasher {
-                hasher.update(&buf[start..]);
-            }
-            let text = self
-                .decoder
-                .decode(buf)
-                .map_err(|e| FsError::not_text(&self.shown, &e.to_string()))?;
+            let text = self.text.feed(buf, from)?;
             if !text.is_empty() {
                 return Ok(Some(text));
             }
@@ -346,7 +316,7 @@ impl TextStream for LocalStream {
     }
 
     fn version(&self) -> Option<Version> {
-        self.done.clone()
+        self.text.version()
     }
 }
 

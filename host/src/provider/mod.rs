@@ -106,11 +106,10 @@ impl Target {
     }
 }
 
-/// Largest chunk a stream hands out, whatever the guest asks for.
-pub(crate) const MAX_CHUNK: u32 = 8 << 20;
 /// Largest file an edit loads.
 pub(crate) const MAX_EDIT_BYTES: u64 = 1 << 30;
 
 pub(crate) use dsh_fs_core::seam::{
-    check_write_intent, display, normalize, splice_checked, still_fresh, vanished, version,
+    MAX_CHUNK, check_write_intent, display, normalize, splice_checked, still_fresh, vanished,
+    version,
 };

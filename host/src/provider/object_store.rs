@@ -7,8 +7,8 @@
 //! tokio runtime and blocks on it for each request.
 
 use super::{
-    MAX_CHUNK, MAX_EDIT_BYTES, Provider, Target, TextStream, check_write_intent, display,
-    normalize, splice_checked, vanished, version,
+    MAX_EDIT_BYTES, Provider, Target, TextStream, check_write_intent, display, normalize,
+    splice_checked, vanished, version,
 };
 use ::object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use ::object_store::path::Path as ObjectPath;
@@ -18,7 +18,8 @@ use ::object_store::{
 };
 use anyhow::{Context, bail};
 use bytes::Bytes;
-use dsh_fs_core::text::{ContentHasher, StreamDecoder, content_hash};
+use dsh_fs_core::seam::StreamText;
+use dsh_fs_core::text::{ContentHasher, content_hash};
 use dsh_fs_core::{
     EditOutcome, EditRequest, EntryKind, ErrorCode, FsError, FsInfo, TextContent, Version,
     WriteIntent, WriteOperation, WriteOutcome, text,
@@ -496,26 +497,18 @@ impl Provider for ObjectStoreProvider {
             }
         })?;
         let mut ranges = Ranges::new(self.shared.clone(), loc, &meta);
-        let (decoder, hasher) = if start == 0 {
-            (StreamDecoder::new(), Some(ContentHasher::new()))
-        } else {
+        if start > 0 {
             // The text offset is past any BOM: look at the first bytes (of
             // the same ETag), then start the ranges there.
             let mut head = Ranges::new(self.shared.clone(), ranges.loc.clone(), &meta);
             head.size = head.size.min(3);
             let first = self.on(head.next(shown))?.unwrap_or_default();
             ranges.at = (dsh_fs_core::text::bom_len(&first) as u64 + start).min(meta.size);
-            (StreamDecoder::resume(start), None)
-        };
+        }
         Ok(Box::new(ObjectStream {
-            meta: meta_token_of(&meta),
+            text: StreamText::new(meta_token_of(&meta), shown, start),
             ranges,
             buf: Bytes::new(),
-            shown: shown.to_owned(),
-            decoder,
-            hasher,
-            ended: false,
-            done: None,
         }))
     }
 
@@ -604,48 +597,34 @@ impl Ranges {
 /// Streams one object version through bounded ranged GETs.
 struct ObjectStream {
     ranges: Ranges,
-    meta: String,
+    /// The part of the last range not handed out yet.
     buf: Bytes,
-    shown: String,
-    decoder: StreamDecoder,
-    /// Hashes the content when the stream started at the beginning.
-    hasher: Option<ContentHasher>,
-    ended: bool,
-    done: Option<Version>,
+    text: StreamText,
 }
 
 impl TextStream for ObjectStream {
     fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, FsError> {
-        if self.ended {
+        if self.text.ended() {
             return Ok(None);
         }
-        let want = (max_bytes.clamp(4, MAX_CHUNK) as usize).saturating_sub(self.decoder.pending());
+        let want = self.text.want(max_bytes);
         loop {
             if self.buf.is_empty() {
                 let shared = self.ranges.shared.clone();
-                match shared.runtime.on(self.ranges.next(&self.shown))? {
+                match shared.runtime.on(self.ranges.next(self.text.shown()))? {
                     Some(bytes) => self.buf = bytes,
                     None => {
-                        self.decoder
-                            .finish()
-                            .map_err(|e| FsError::not_text(&self.shown, &e.to_string()))?;
-                        self.ended = true;
-                        self.done = self
-                            .hasher
-                            .as_ref()
-                            .map(|h| version(&self.meta, h.finish()));
+                        let carried = self.text.buffer(0);
+                        self.text.end(carried)?;
                         return Ok(None);
                     }
                 }
             }
-            let piece = self.buf.split_to(want.max(1).min(self.buf.len()));
-            if let Some(hasher) = &mut self.hasher {
-                hasher.update(&piece);
-            }
-            let text = self
-                .decoder
-                .push(&piece)
-                .map_err(|e| FsError::not_text(&self.shown, &e.to_string()))?;
+            let piece = self.buf.split_to(want.min(self.buf.len()));
+            let mut buf = self.text.buffer(piece.len());
+            let from = buf.len();
+            buf.extend_from_slice(&piece);
+            let text = self.text.feed(buf, from)?;
             if !text.is_empty() {
                 return Ok(Some(text));
             }
@@ -653,7 +632,7 @@ impl TextStream for ObjectStream {
     }
 
     fn version(&self) -> Option<Version> {
-        self.done.clone()
+        self.text.version()
     }
 }
 

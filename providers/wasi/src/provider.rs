@@ -5,8 +5,10 @@
 
 use crate::meta::{self, Stat};
 use crate::paths::file_name;
-use dsh_fs_core::seam::{check_write_intent, display, normalize, still_fresh, vanished, version};
-use dsh_fs_core::text::{ContentHasher, StreamDecoder, content_hash};
+use dsh_fs_core::seam::{
+    StreamText, check_write_intent, display, normalize, still_fresh, vanished, version,
+};
+use dsh_fs_core::text::content_hash;
 use dsh_fs_core::{
     EditOutcome, EditRequest, EntryKind, ErrorCode, FsError, FsInfo, TextContent, Version,
     WriteIntent, WriteOperation, WriteOutcome, splice, text,
@@ -17,8 +19,6 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Largest chunk a stream hands out, whatever the caller asks for.
-const MAX_CHUNK: u32 = 8 << 20;
 /// Largest file an edit loads.
 const MAX_EDIT_BYTES: u64 = 1 << 30;
 /// Symlinks followed while resolving one path before it counts as a loop.
@@ -211,9 +211,8 @@ impl WasiProvider {
     pub fn stream_text(&self, target: &Target, start: u64) -> Result<Stream, FsError> {
         let shown = &target.display;
         let (mut file, st) = open_regular(&self.path(&target.key), shown)?;
-        let (decoder, hasher) = if start == 0 {
-            (StreamDecoder::new(), Some(ContentHasher::new()))
-        } else {
+        if start > 0 {
+            // The text offset is past any BOM: skip it, then seek.
             let mut head = Vec::with_capacity(3);
             (&mut file)
                 .take(3)
@@ -222,17 +221,10 @@ impl WasiProvider {
             let skip = dsh_fs_core::text::bom_len(&head) as u64;
             io::Seek::seek(&mut file, io::SeekFrom::Start(skip + start))
                 .map_err(|e| map_io(e, shown))?;
-            (StreamDecoder::resume(start), None)
-        };
+        }
         Ok(Stream {
             file,
-            meta: st.token,
-            shown: shown.clone(),
-            decoder,
-            hasher,
-            buf: Vec::new(),
-            ended: false,
-            done: None,
+            text: StreamText::new(st.token, shown, start),
         })
     }
 
@@ -332,49 +324,32 @@ impl WasiProvider {
 #[derive(Debug)]
 pub struct Stream {
     file: File,
-    meta: String,
-    shown: String,
-    decoder: StreamDecoder,
-    /// Hashes the content when the stream started at the beginning.
-    hasher: Option<ContentHasher>,
-    buf: Vec<u8>,
-    ended: bool,
-    done: Option<Version>,
+    text: StreamText,
 }
 
 impl Stream {
     /// The next chunk of at most `max_bytes` bytes of UTF-8 (never splitting
     /// a character), `None` at the end.
     pub fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, FsError> {
-        if self.ended {
+        if self.text.ended() {
             return Ok(None);
         }
-        let want = (max_bytes.clamp(4, MAX_CHUNK) as usize).saturating_sub(self.decoder.pending());
-        self.buf.resize(want.max(1), 0);
+        let want = self.text.want(max_bytes);
         loop {
-            let n = match self.file.read(&mut self.buf) {
+            let mut buf = self.text.buffer(want);
+            let from = buf.len();
+            buf.resize(from + want, 0);
+            let n = match self.file.read(&mut buf[from..]) {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(map_io(e, &self.shown)),
+                Err(e) => return Err(map_io(e, self.text.shown())),
             };
+            buf.truncate(from + n);
             if n == 0 {
-                self.decoder
-                    .finish()
-                    .map_err(|e| FsError::not_text(&self.shown, &e.to_string()))?;
-                self.ended = true;
-                self.done = self
-                    .hasher
-                    .as_ref()
-                    .map(|h| version(&self.meta, h.finish()));
+                self.text.end(buf)?;
                 return Ok(None);
             }
-            if let Some(hasher) = &mut self.hasher {
-                hasher.update(&self.buf[..n]);
-            }
-            let text = self
-                .decoder
-                .push(&self.buf[..n])
-                .map_err(|e| FsError::not_text(&self.shown, &e.to_string()))?;
+            let text = self.text.feed(buf, from)?;
             if !text.is_empty() {
                 return Ok(Some(text));
             }
@@ -383,7 +358,7 @@ impl Stream {
 
     /// The version of everything streamed, once [`Stream::next_chunk`] returned `None`.
     pub fn version(&self) -> Option<Version> {
-        self.done.clone()
+        self.text.version()
     }
 }
 
