@@ -262,6 +262,35 @@ impl StreamText {
         Ok(())
     }
 
+    /// The next chunk of text from a byte source: `read` fills a buffer and
+    /// returns how many bytes it read (0 at the end), like `Read::read`.
+    pub fn next_from(
+        &mut self,
+        max_bytes: u32,
+        mut read: impl FnMut(&mut [u8]) -> Result<usize, FsError>,
+    ) -> Result<Option<String>, FsError> {
+        if self.ended {
+            return Ok(None);
+        }
+        let want = self.want(max_bytes);
+        loop {
+            // Read straight into the buffer that becomes the chunk's String.
+            let mut buf = self.buffer(want);
+            let from = buf.len();
+            buf.resize(from + want, 0);
+            let n = read(&mut buf[from..])?;
+            buf.truncate(from + n);
+            if n == 0 {
+                self.end(buf)?;
+                return Ok(None);
+            }
+            let text = self.feed(buf, from)?;
+            if !text.is_empty() {
+                return Ok(Some(text));
+            }
+        }
+    }
+
     /// The version of the whole content, once ended; `None` for a stream that
     /// began past the start.
     pub fn version(&self) -> Option<Version> {

@@ -331,29 +331,16 @@ impl Stream {
     /// The next chunk of at most `max_bytes` bytes of UTF-8 (never splitting
     /// a character), `None` at the end.
     pub fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, FsError> {
-        if self.text.ended() {
-            return Ok(None);
-        }
-        let want = self.text.want(max_bytes);
-        loop {
-            let mut buf = self.text.buffer(want);
-            let from = buf.len();
-            buf.resize(from + want, 0);
-            let n = match self.file.read(&mut buf[from..]) {
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(map_io(e, self.text.shown())),
-            };
-            buf.truncate(from + n);
-            if n == 0 {
-                self.text.end(buf)?;
-                return Ok(None);
+        let (file, text) = (&mut self.file, &mut self.text);
+        let shown = text.shown().to_owned();
+        text.next_from(max_bytes, |buf| {
+            loop {
+                match file.read(buf) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    other => return other.map_err(|e| map_io(e, &shown)),
+                }
             }
-            let text = self.text.feed(buf, from)?;
-            if !text.is_empty() {
-                return Ok(Some(text));
-            }
-        }
+        })
     }
 
     /// The version of everything streamed, once [`Stream::next_chunk`] returned `None`.
