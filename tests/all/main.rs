@@ -9,6 +9,7 @@ mod contract;
 mod fidelity;
 mod hostile;
 mod mcp;
+mod mcp_transport;
 mod object_store;
 mod reliability;
 mod schema;
