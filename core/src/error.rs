@@ -34,11 +34,13 @@ pub enum ErrorCode {
     Aborted,
     /// The request itself is malformed.
     InvalidInput,
+    /// Another process holds the lock the change needs; nothing changed.
+    Busy,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 14] = [
+    pub const ALL: [ErrorCode; 15] = [
         ErrorCode::NotFound,
         ErrorCode::NotText,
         ErrorCode::NotRegularFile,
@@ -53,6 +55,7 @@ impl ErrorCode {
         ErrorCode::IoError,
         ErrorCode::Aborted,
         ErrorCode::InvalidInput,
+        ErrorCode::Busy,
     ];
 
     /// The stable model-facing code, e.g. `FS_STALE_VERSION`.
@@ -72,6 +75,7 @@ impl ErrorCode {
             ErrorCode::IoError => "FS_IO_ERROR",
             ErrorCode::Aborted => "FS_ABORTED",
             ErrorCode::InvalidInput => "FS_INVALID_INPUT",
+            ErrorCode::Busy => "FS_BUSY",
         }
     }
 }

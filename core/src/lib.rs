@@ -36,3 +36,13 @@ pub const STREAM_THRESHOLD: u64 = 10 * 1024 * 1024;
 
 /// Largest arguments object (JSON text) a tool call accepts.
 pub const MAX_ARGUMENT_BYTES: usize = 16 * 1024 * 1024;
+
+/// Largest file a write or an edit may produce, and the largest file an edit
+/// reads. Checked before any allocation or write: `too-large` names the size.
+pub const MAX_FILE_BYTES: u64 = 1 << 30;
+
+/// Largest file held in memory at once: what an edit splices in memory (the
+/// local disk streams LF files above it) and what an in-memory result (the
+/// memory workspace, an object-store upload) may grow to. With the argument
+/// cap, it bounds one call's memory.
+pub const MAX_IN_MEMORY_BYTES: u64 = 16 << 20;

@@ -6,10 +6,19 @@
 //! change. The BOM, every other line's ending and a missing final newline stay
 //! byte for byte, and the replacement takes the line ending of the text it
 //! replaces.
+//!
+//! The work is bounded whatever the arguments: matches are counted, never
+//! collected; the size of the result is known before a byte of it is made,
+//! and [`Plan::write_to`] streams it to any writer.
 
 use crate::text::{self, NotText};
 use crate::{EditRequest, ErrorCode};
 use memchr::memmem;
+use std::borrow::Cow;
+use std::io::{self, Write};
+
+/// How many match lines an ambiguous-edit error lists.
+pub const SHOWN_MATCHES: usize = 10;
 
 /// A successful edit: the new file bytes and what changed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,8 +40,21 @@ pub enum SpliceError {
     EmptyOldString,
     /// The old string does not occur.
     NotFound,
-    /// The old string occurs on these (1-based) lines and `replace_all` is off.
-    Ambiguous(Vec<u64>),
+    /// The old string occurs `count` times and `replace_all` is off; `lines`
+    /// holds the (1-based) lines of the first [`SHOWN_MATCHES`].
+    Ambiguous {
+        /// How many times it occurs.
+        count: u64,
+        /// Lines of the first few occurrences, ascending.
+        lines: Vec<u64>,
+    },
+    /// The edited file would have `size` bytes, more than `limit`.
+    TooLarge {
+        /// Size of the result in bytes.
+        size: u64,
+        /// The limit it exceeds.
+        limit: u64,
+    },
 }
 
 impl SpliceError {
@@ -42,7 +64,8 @@ impl SpliceError {
             SpliceError::NotText(_) => ErrorCode::NotText,
             SpliceError::EmptyOldString => ErrorCode::InvalidInput,
             SpliceError::NotFound => ErrorCode::EditNotFound,
-            SpliceError::Ambiguous(_) => ErrorCode::AmbiguousEdit,
+            SpliceError::Ambiguous { .. } => ErrorCode::AmbiguousEdit,
+            SpliceError::TooLarge { .. } => ErrorCode::TooLarge,
         }
     }
 
@@ -52,15 +75,19 @@ impl SpliceError {
             SpliceError::NotText(e) => format!("{path} is not UTF-8 text ({e})"),
             SpliceError::EmptyOldString => "old_string must not be empty".to_owned(),
             SpliceError::NotFound => format!("old_string was not found in {path}"),
-            SpliceError::Ambiguous(lines) => {
-                let shown: Vec<String> = lines.iter().take(10).map(u64::to_string).collect();
-                let more = if lines.len() > 10 { ", …" } else { "" };
+            SpliceError::Ambiguous { count, lines } => {
+                let shown: Vec<String> = lines.iter().map(u64::to_string).collect();
+                let more = if *count > lines.len() as u64 {
+                    ", …"
+                } else {
+                    ""
+                };
                 format!(
-                    "old_string matches {} places in {path} (lines {}{more})",
-                    lines.len(),
+                    "old_string matches {count} places in {path} (lines {}{more})",
                     shown.join(", ")
                 )
             }
+            SpliceError::TooLarge { size, limit } => too_large_message(path, *size, *limit),
         }
     }
 
@@ -70,46 +97,23 @@ impl SpliceError {
     }
 }
 
-/// Text with CRLF folded to LF, and where the folded CRs were.
-struct Folded<'a> {
-    text: std::borrow::Cow<'a, str>,
-    /// Folded offsets of each `\n` that had a `\r` before it, ascending.
-    crlf_at: Vec<usize>,
+/// The message of an edit or write whose result would exceed a size limit.
+pub fn too_large_message(path: &str, size: u64, limit: u64) -> String {
+    format!(
+        "the change would make {path} {size} bytes, more than the {limit}-byte limit \
+(nothing was changed; replace fewer places or use a shorter new_string)"
+    )
 }
 
-impl<'a> Folded<'a> {
-    fn new(text: &'a str) -> Self {
-        if memchr::memchr(b'\r', text.as_bytes()).is_none() {
-            return Folded {
-                text: text.into(),
-                crlf_at: Vec::new(),
-            };
-        }
-        let mut out = String::with_capacity(text.len());
-        let mut crlf_at = Vec::new();
-        let mut rest = text;
-        while let Some(at) = memmem::find(rest.as_bytes(), b"\r\n") {
-            out.push_str(&rest[..at]);
-            crlf_at.push(out.len());
-            out.push('\n');
-            rest = &rest[at + 2..];
-        }
-        out.push_str(rest);
-        Folded {
-            text: out.into(),
-            crlf_at,
-        }
-    }
-
-    /// Offset in the unfolded text of folded offset `at`. A `\n` that was a
-    /// CRLF maps to its `\r`, so a range never splits a CRLF.
-    fn unfold(&self, at: usize) -> usize {
-        at + self.crlf_at.partition_point(|&n| n < at)
-    }
+/// Upper bound of the result of replacing `count` occurrences of `old_len`
+/// bytes in a file of `len` bytes by `new_len` bytes; saturates, never wraps.
+pub fn result_size(len: u64, count: u64, old_len: u64, new_len: u64) -> u64 {
+    len.saturating_sub(count.saturating_mul(old_len))
+        .saturating_add(count.saturating_mul(new_len))
 }
 
 /// Folds every CRLF in `s` to LF.
-pub fn fold_crlf(s: &str) -> std::borrow::Cow<'_, str> {
+pub fn fold_crlf(s: &str) -> Cow<'_, str> {
     if s.contains("\r\n") {
         s.replace("\r\n", "\n").into()
     } else {
@@ -117,70 +121,228 @@ pub fn fold_crlf(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// Applies `edit` to the file `original`.
+/// Applies `edit` to the file `original` in memory; the result may have at
+/// most [`crate::MAX_IN_MEMORY_BYTES`] bytes.
 pub fn apply(original: &[u8], edit: &EditRequest) -> Result<Spliced, SpliceError> {
+    let plan = plan(original, edit, crate::MAX_IN_MEMORY_BYTES)?;
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(plan.size as usize)
+        .map_err(|_| SpliceError::TooLarge {
+            size: plan.size,
+            limit: crate::MAX_IN_MEMORY_BYTES,
+        })?;
+    plan.write_to(&mut bytes)
+        .expect("writing to a Vec cannot fail");
+    Ok(Spliced {
+        bytes,
+        replacements: plan.replacements,
+        first_line: plan.first_line,
+    })
+}
+
+/// An edit checked against one file's bytes, ready to be written out.
+#[derive(Debug)]
+pub struct Plan<'a> {
+    original: &'a [u8],
+    /// Length of the BOM the file starts with.
+    base: usize,
+    /// The text with CRLF folded to LF (borrowed when it has no CR).
+    folded: Cow<'a, str>,
+    old: Cow<'a, str>,
+    new: Cow<'a, str>,
+    replace_all: bool,
+    /// The replacement in CRLF form, when some match needs it.
+    new_crlf: Option<String>,
+    /// Number of occurrences replaced.
+    pub replacements: u32,
+    /// 1-based line where the first replacement starts.
+    pub first_line: u64,
+    /// Exact size of the result in bytes.
+    pub size: u64,
+}
+
+/// Matches `edit` in `original`: counts the occurrences (keeping only the
+/// lines an error shows) and sizes the result, which may have at most
+/// `max_len` bytes, without building it.
+pub fn plan<'a>(
+    original: &'a [u8],
+    edit: &'a EditRequest,
+    max_len: u64,
+) -> Result<Plan<'a>, SpliceError> {
     let text = text::decode(original).map_err(SpliceError::NotText)?;
-    let base = text::bom_len(original);
     let old = fold_crlf(&edit.old_string);
     if old.is_empty() {
         return Err(SpliceError::EmptyOldString);
     }
-    let new = fold_crlf(&edit.new_string);
-    let folded = Folded::new(text);
-    let hay = folded.text.as_bytes();
-
-    let matches: Vec<usize> = memmem::find_iter(hay, old.as_bytes()).collect();
-    let Some(&first) = matches.first() else {
+    let folded = fold_crlf_text(text);
+    let hay = folded.as_bytes();
+    let finder = memmem::Finder::new(old.as_bytes());
+    let mut matches = finder.find_iter(hay);
+    let Some(first) = matches.next() else {
         return Err(SpliceError::NotFound);
     };
-    let line_of = |at: usize| memchr::memchr_iter(b'\n', &hay[..at]).count() as u64 + 1;
-    if matches.len() > 1 && !edit.replace_all {
-        let mut lines = Vec::with_capacity(matches.len());
-        let (mut line, mut from) = (1u64, 0usize);
-        for &at in &matches {
-            line += memchr::memchr_iter(b'\n', &hay[from..at]).count() as u64;
-            from = at;
-            lines.push(line);
+    let first_line = memchr::memchr_iter(b'\n', &hay[..first]).count() as u64 + 1;
+    if !edit.replace_all
+        && let Some(second) = matches.next()
+    {
+        let (mut lines, mut count) = (vec![first_line], 1u64);
+        let (mut line, mut from) = (first_line, first);
+        for at in std::iter::once(second).chain(matches) {
+            count += 1;
+            if lines.len() < SHOWN_MATCHES {
+                line += memchr::memchr_iter(b'\n', &hay[from..at]).count() as u64;
+                from = at;
+                lines.push(line);
+            }
         }
-        return Err(SpliceError::Ambiguous(lines));
+        return Err(SpliceError::Ambiguous { count, lines });
     }
-
-    let raw = text.as_bytes();
-    let mut out = Vec::with_capacity(original.len() + matches.len() * new.len());
-    out.extend_from_slice(&original[..base]);
-    let mut copied = 0; // offset in `raw` up to which bytes are in `out`
-    for &at in &matches {
-        let start = folded.unfold(at);
-        let end = folded.unfold(at + old.len());
-        out.extend_from_slice(&raw[copied..start]);
-        let crlf = uses_crlf(raw, start, end);
-        if crlf && new.contains('\n') {
-            out.extend_from_slice(new.replace('\n', "\r\n").as_bytes());
-        } else {
-            out.extend_from_slice(new.as_bytes());
-        }
-        copied = end;
-    }
-    out.extend_from_slice(&raw[copied..]);
-    Ok(Spliced {
-        bytes: out,
-        replacements: matches.len() as u32,
-        first_line: line_of(first),
+    let new = fold_crlf(&edit.new_string);
+    let new_crlf =
+        (matches!(folded, Cow::Owned(_)) && new.contains('\n')).then(|| new.replace('\n', "\r\n"));
+    let mut plan = Plan {
+        original,
+        base: text::bom_len(original),
+        folded,
+        old,
+        new,
+        replace_all: edit.replace_all,
+        new_crlf,
+        replacements: 0,
+        first_line,
+        size: 0,
+    };
+    let (mut size, mut count) = (0u64, 0u64);
+    plan.pieces(|piece, replaced| {
+        size += piece.len() as u64;
+        count += u64::from(replaced);
+        Ok(())
     })
+    .expect("counting cannot fail");
+    if size > max_len {
+        return Err(SpliceError::TooLarge {
+            size,
+            limit: max_len,
+        });
+    }
+    plan.size = size;
+    plan.replacements = u32::try_from(count).unwrap_or(u32::MAX);
+    Ok(plan)
 }
 
-/// Whether the replacement for `raw[start..end]` should end its lines with
-/// CRLF: the ending of the first line break inside the range, else of the line
-/// the range sits on, else of the line before it; LF when the text has none.
-fn uses_crlf(raw: &[u8], start: usize, end: usize) -> bool {
-    let is_crlf = |nl: usize| nl > 0 && raw[nl - 1] == b'\r';
-    if let Some(nl) = memchr::memchr(b'\n', &raw[start..end]) {
-        return is_crlf(start + nl);
+impl Plan<'_> {
+    /// Writes the edited file to `out`, piece by piece (buffer `out` when
+    /// each write is costly: there are two per replacement).
+    pub fn write_to(&self, out: &mut impl Write) -> io::Result<()> {
+        self.pieces(|piece, _| out.write_all(piece))
     }
-    if let Some(nl) = memchr::memchr(b'\n', &raw[end..]) {
-        return is_crlf(end + nl);
+
+    /// Hands the result to `emit` in order: unchanged byte ranges, and each
+    /// replacement (flagged `true`).
+    fn pieces(&self, mut emit: impl FnMut(&[u8], bool) -> io::Result<()>) -> io::Result<()> {
+        emit(&self.original[..self.base], false)?;
+        let raw = &self.original[self.base..];
+        let hay = self.folded.as_bytes();
+        let mut unfold = Unfold::new(raw, matches!(self.folded, Cow::Owned(_)));
+        let mut endings = Endings::new(raw);
+        let mut copied = 0; // offset in `raw` up to which bytes are emitted
+        for at in memmem::find_iter(hay, self.old.as_bytes()) {
+            let start = unfold.raw(at);
+            let end = unfold.raw(at + self.old.len());
+            emit(&raw[copied..start], false)?;
+            let replacement = match &self.new_crlf {
+                Some(crlf) if endings.crlf(start, end) => crlf.as_bytes(),
+                _ => self.new.as_bytes(),
+            };
+            emit(replacement, true)?;
+            copied = end;
+            if !self.replace_all {
+                break;
+            }
+        }
+        emit(&raw[copied..], false)
     }
-    memchr::memrchr(b'\n', &raw[..start]).is_some_and(is_crlf)
+}
+
+/// The text with every CRLF folded to LF; borrowed when it has no CR.
+fn fold_crlf_text(text: &str) -> Cow<'_, str> {
+    if memchr::memchr(b'\r', text.as_bytes()).is_none() {
+        return text.into();
+    }
+    fold_crlf(text)
+}
+
+/// Maps offsets in the folded text to the raw text, for ascending offsets:
+/// a `\n` that was a CRLF maps to its `\r`, so a range never splits a CRLF.
+struct Unfold<'a> {
+    crlfs: Option<memmem::FindIter<'a, 'static>>,
+    /// Raw offset of the next CRLF not yet counted.
+    next: Option<usize>,
+    /// CRLFs folded before the last offset mapped.
+    removed: usize,
+}
+
+impl<'a> Unfold<'a> {
+    fn new(raw: &'a [u8], has_crlf: bool) -> Self {
+        let mut crlfs = has_crlf.then(|| memmem::find_iter(raw, b"\r\n"));
+        let next = crlfs.as_mut().and_then(Iterator::next);
+        Unfold {
+            crlfs,
+            next,
+            removed: 0,
+        }
+    }
+
+    fn raw(&mut self, at: usize) -> usize {
+        while self.next.is_some_and(|r| r - self.removed < at) {
+            self.removed += 1;
+            self.next = self.crlfs.as_mut().and_then(Iterator::next);
+        }
+        at + self.removed
+    }
+}
+
+/// Which line ending a replacement takes, for ascending ranges of the raw
+/// text: the ending of the first line break inside the range, else of the
+/// line the range sits on, else of the line before it; LF when the text has
+/// none. Each byte is looked at a bounded number of times in all.
+struct Endings<'a> {
+    raw: &'a [u8],
+    /// The first `\n` at or after the last range's end (`raw.len()`: none).
+    after: Option<usize>,
+    /// The last `\n` of the text, once needed.
+    last: Option<Option<usize>>,
+}
+
+impl<'a> Endings<'a> {
+    fn new(raw: &'a [u8]) -> Self {
+        Endings {
+            raw,
+            after: None,
+            last: None,
+        }
+    }
+
+    fn crlf(&mut self, start: usize, end: usize) -> bool {
+        let raw = self.raw;
+        let is_crlf = |nl: usize| nl > 0 && raw[nl - 1] == b'\r';
+        if let Some(nl) = memchr::memchr(b'\n', &raw[start..end]) {
+            return is_crlf(start + nl);
+        }
+        let after = match self.after {
+            Some(nl) if nl >= end => nl,
+            _ => memchr::memchr(b'\n', &raw[end..]).map_or(raw.len(), |nl| end + nl),
+        };
+        self.after = Some(after);
+        if after < raw.len() {
+            return is_crlf(after);
+        }
+        // No break inside or after this range: the text's last break, found
+        // once, is the one before it (and before every later range).
+        let last = *self.last.get_or_insert_with(|| memchr::memrchr(b'\n', raw));
+        last.is_some_and(is_crlf)
+    }
 }
 
 #[cfg(test)]
@@ -233,7 +395,10 @@ mod tests {
         let file = b"x\ny\nx\r\nx";
         assert_eq!(
             edit(file, "x", "z", false).unwrap_err(),
-            SpliceError::Ambiguous(vec![1, 3, 4])
+            SpliceError::Ambiguous {
+                count: 3,
+                lines: vec![1, 3, 4]
+            }
         );
         let out = edit(file, "x", "z", true).unwrap();
         assert_eq!(out.bytes, b"z\ny\nz\r\nz");
@@ -262,5 +427,52 @@ mod tests {
         assert_eq!(out.bytes, b"a\r\ncd\r\n");
         let out = edit(b"ab\r\ncd\r\n", "b\n", "", false).unwrap();
         assert_eq!(out.bytes, b"acd\r\n");
+    }
+
+    #[test]
+    fn many_matches_are_counted_not_kept() {
+        let file = "x\n".repeat(100_000);
+        match edit(file.as_bytes(), "x", "y", false).unwrap_err() {
+            SpliceError::Ambiguous { count, lines } => {
+                assert_eq!(count, 100_000);
+                assert_eq!(lines, (1..=10).collect::<Vec<u64>>());
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn result_size_is_checked_before_anything_is_built() {
+        let new = "n".repeat(1 << 20);
+        let e = edit(&b"x".repeat(1000), "x", &new, true).unwrap_err();
+        assert_eq!(
+            e,
+            SpliceError::TooLarge {
+                size: 1000 << 20,
+                limit: crate::MAX_IN_MEMORY_BYTES
+            }
+        );
+        assert_eq!(e.code(), ErrorCode::TooLarge);
+        let request = EditRequest::new("b", "1\n2", true);
+        let p = plan(b"ab\r\nab", &request, 100).unwrap();
+        assert_eq!((p.size, p.replacements), (12, 2));
+        let e = plan(b"ab\r\nab", &request, 11).unwrap_err();
+        assert_eq!(
+            e,
+            SpliceError::TooLarge {
+                size: 12,
+                limit: 11
+            }
+        );
+    }
+
+    #[test]
+    fn a_long_line_with_many_matches_stays_linear() {
+        // One line, CRLF at the end only: every match looks for the line's ending.
+        let mut file = "a".repeat(2 << 20).into_bytes();
+        file.extend_from_slice(b"\r\n");
+        let out = edit(&file, "a", "b\nc", true).unwrap();
+        assert_eq!(out.replacements, 2 << 20);
+        assert!(out.bytes.starts_with(b"b\r\ncb\r\nc"));
     }
 }

@@ -1,48 +1,30 @@
 //! The edit splice for files too large to hold: a first pass over the file
-//! in chunks plans the edit (matches, line numbers, content hash, UTF-8
-//! checks) with memory bounded by the chunk size; the caller then copies the
-//! unmatched byte ranges and writes the replacements.
+//! in chunks plans the edit (how many matches, the first lines, the content
+//! hash, UTF-8 checks) and a second pass, over the same bytes, writes the
+//! result. Memory is bounded by the chunk size whatever the file or the
+//! number of matches: matches are found again in the second pass, never kept.
 //!
 //! Only files without CR bytes are planned here: CRLF folding needs the
 //! in-memory splice of [`crate::splice`], which callers fall back to when
 //! [`Planner::push`] reports [`PlanError::InMemory`].
 
 use crate::EditRequest;
-use crate::splice::SpliceError;
+use crate::splice::{SHOWN_MATCHES, SpliceError};
 use crate::text::{ContentHasher, NotText, StreamDecoder};
 use memchr::memmem;
+use std::io::{self, Write};
 
-/// Where the matches are, for a file of LF line endings.
+/// What the first pass found, for a file of LF line endings.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
-    /// Byte offsets (in the file) where each replaced occurrence starts.
-    pub starts: Vec<u64>,
-    /// Length of the old string in bytes.
-    pub old_len: u64,
+    /// How many occurrences will be replaced.
+    pub replacements: u64,
     /// 1-based line of the first occurrence.
     pub first_line: u64,
+    /// Size of the result in bytes.
+    pub size: u64,
     /// Content hash of the whole file as scanned.
     pub hash: u128,
-}
-
-/// Scans a file chunk by chunk for the literal `old` string.
-pub struct Planner<'e> {
-    edit: &'e EditRequest,
-    finder: memmem::Finder<'e>,
-    decoder: StreamDecoder,
-    hasher: ContentHasher,
-    /// Bytes of the previous chunks that a match may still start in.
-    carry: Vec<u8>,
-    /// File offset of `carry[0]`.
-    carry_at: u64,
-    /// Matches found so far (file offsets), non-overlapping.
-    starts: Vec<u64>,
-    /// Line numbers of the first few matches.
-    lines: Vec<u64>,
-    /// Newlines before file offset `counted_to`.
-    newlines: u64,
-    counted_to: u64,
-    scanned: u64,
 }
 
 /// Why planning stopped.
@@ -53,6 +35,83 @@ pub enum PlanError {
     InMemory,
     /// The file is not text, or the edit cannot apply.
     Splice(SpliceError),
+}
+
+/// A run of the input: bytes outside any match, or one whole match.
+enum Piece<'a> {
+    Plain(&'a [u8]),
+    Match(&'a [u8]),
+}
+
+/// Finds the non-overlapping occurrences of a literal in bytes that arrive
+/// in chunks, handing every byte on exactly once, in order, as [`Piece`]s.
+/// Keeps at most the literal's length of bytes between chunks.
+struct Scanner<'e> {
+    finder: memmem::Finder<'e>,
+    /// Stop matching after the first occurrence.
+    first_only: bool,
+    matched: bool,
+    /// Bytes a match may still start in.
+    carry: Vec<u8>,
+}
+
+impl<'e> Scanner<'e> {
+    fn new(old: &'e str, first_only: bool) -> Self {
+        Scanner {
+            finder: memmem::Finder::new(old.as_bytes()),
+            first_only,
+            matched: false,
+            carry: Vec::new(),
+        }
+    }
+
+    fn push<E>(
+        &mut self,
+        chunk: &[u8],
+        mut each: impl FnMut(Piece<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if self.first_only && self.matched {
+            return each(Piece::Plain(chunk));
+        }
+        let old_len = self.finder.needle().len();
+        let mut window = std::mem::take(&mut self.carry);
+        window.extend_from_slice(chunk);
+        let mut done = 0;
+        for at in self.finder.find_iter(&window) {
+            each(Piece::Plain(&window[done..at]))?;
+            each(Piece::Match(&window[at..at + old_len]))?;
+            done = at + old_len;
+            self.matched = true;
+            if self.first_only {
+                return each(Piece::Plain(&window[done..]));
+            }
+        }
+        // A match can start in the last `old_len - 1` bytes: keep them.
+        let cut = window.len().saturating_sub(old_len - 1).max(done);
+        each(Piece::Plain(&window[done..cut]))?;
+        window.drain(..cut);
+        self.carry = window;
+        Ok(())
+    }
+
+    fn finish<E>(self, mut each: impl FnMut(Piece<'_>) -> Result<(), E>) -> Result<(), E> {
+        each(Piece::Plain(&self.carry))
+    }
+}
+
+/// The first pass: scans a file chunk by chunk for the literal old string.
+pub struct Planner<'e> {
+    edit: &'e EditRequest,
+    scanner: Scanner<'e>,
+    decoder: StreamDecoder,
+    hasher: ContentHasher,
+    /// Newlines seen so far.
+    newlines: u64,
+    /// Matches found so far.
+    count: u64,
+    /// Line numbers of the first few matches.
+    lines: Vec<u64>,
+    size: u64,
 }
 
 impl<'e> Planner<'e> {
@@ -67,16 +126,14 @@ impl<'e> Planner<'e> {
         }
         Ok(Planner {
             edit,
-            finder: memmem::Finder::new(edit.old_string.as_bytes()),
+            // An ambiguous edit still counts every occurrence, for the message.
+            scanner: Scanner::new(&edit.old_string, false),
             decoder: StreamDecoder::new(),
             hasher: ContentHasher::new(),
-            carry: Vec::new(),
-            carry_at: 0,
-            starts: Vec::new(),
-            lines: Vec::new(),
             newlines: 0,
-            counted_to: 0,
-            scanned: 0,
+            count: 0,
+            lines: Vec::new(),
+            size: 0,
         })
     }
 
@@ -86,42 +143,19 @@ impl<'e> Planner<'e> {
             return Err(PlanError::InMemory);
         }
         self.hasher.update(chunk);
+        self.size += chunk.len() as u64;
         let mut buf = self.decoder.begin(chunk.len());
         buf.extend_from_slice(chunk);
         self.decoder
             .decode(buf)
             .map_err(|e: NotText| PlanError::Splice(SpliceError::NotText(e)))?;
-
-        let old_len = self.edit.old_string.len() as u64;
-        let mut window = std::mem::take(&mut self.carry);
-        window.extend_from_slice(chunk);
-        let window_at = self.carry_at;
-        let searched_to = self.scanned; // everything before was fully searched
-        for p in self.finder.find_iter(&window) {
-            let at = window_at + p as u64;
-            let allowed = self.starts.last().map_or(0, |&s| s + old_len);
-            if at < allowed || at + old_len <= searched_to {
-                continue;
-            }
-            let from = (self.counted_to - window_at) as usize;
-            self.newlines += memchr::memchr_iter(b'\n', &window[from..p]).count() as u64;
-            self.counted_to = at;
-            if self.lines.len() < 11 {
-                self.lines.push(self.newlines + 1);
-            }
-            self.starts.push(at);
-        }
-        self.scanned += chunk.len() as u64;
-        // Count the rest of the window's newlines, except what stays carried.
-        let keep = (old_len as usize - 1).min(window.len());
-        let cut = window.len() - keep;
-        let from = (self.counted_to - window_at) as usize;
-        if from < cut {
-            self.newlines += memchr::memchr_iter(b'\n', &window[from..cut]).count() as u64;
-            self.counted_to = window_at + cut as u64;
-        }
-        self.carry = window.split_off(cut);
-        self.carry_at = window_at + cut as u64;
+        let (newlines, count, lines) = (&mut self.newlines, &mut self.count, &mut self.lines);
+        self.scanner
+            .push(chunk, |piece| {
+                count_piece(piece, newlines, count, lines);
+                Ok::<(), std::convert::Infallible>(())
+            })
+            .unwrap_or_else(|never| match never {});
         Ok(())
     }
 
@@ -132,19 +166,30 @@ impl<'e> Planner<'e> {
         if let Err(e) = self.decoder.finish() {
             return (hash, Err(PlanError::Splice(SpliceError::NotText(e))));
         }
-        let result = match self.starts.len() {
+        let (newlines, count, lines) = (&mut self.newlines, &mut self.count, &mut self.lines);
+        self.scanner
+            .finish(|piece| {
+                count_piece(piece, newlines, count, lines);
+                Ok::<(), std::convert::Infallible>(())
+            })
+            .unwrap_or_else(|never| match never {});
+        let result = match self.count {
             0 => Err(PlanError::Splice(SpliceError::NotFound)),
-            n if n > 1 && !self.edit.replace_all => {
-                let mut lines = std::mem::take(&mut self.lines);
-                lines.resize(n.min(11), 0);
-                // Beyond the first few, only the count matters to the message.
-                lines.extend(std::iter::repeat_n(0, n.saturating_sub(11)));
-                Err(PlanError::Splice(SpliceError::Ambiguous(lines)))
+            count if count > 1 && !self.edit.replace_all => {
+                Err(PlanError::Splice(SpliceError::Ambiguous {
+                    count,
+                    lines: self.lines,
+                }))
             }
-            _ => Ok(Plan {
+            count => Ok(Plan {
+                replacements: count,
                 first_line: self.lines[0],
-                starts: self.starts,
-                old_len: self.edit.old_string.len() as u64,
+                size: crate::splice::result_size(
+                    self.size,
+                    count,
+                    self.edit.old_string.len() as u64,
+                    self.edit.new_string.len() as u64,
+                ),
                 hash,
             }),
         };
@@ -152,23 +197,66 @@ impl<'e> Planner<'e> {
     }
 }
 
+fn count_piece(piece: Piece<'_>, newlines: &mut u64, count: &mut u64, lines: &mut Vec<u64>) {
+    let bytes = match piece {
+        Piece::Plain(bytes) => bytes,
+        Piece::Match(bytes) => {
+            *count += 1;
+            if lines.len() < SHOWN_MATCHES {
+                lines.push(*newlines + 1);
+            }
+            bytes
+        }
+    };
+    *newlines += memchr::memchr_iter(b'\n', bytes).count() as u64;
+}
+
+/// The second pass: writes the edited file while the original's bytes are
+/// fed again in chunks (any chunking). Buffer `out`: a replacement is one
+/// write of its own.
+pub struct Splicer<'e, W> {
+    scanner: Scanner<'e>,
+    new: &'e [u8],
+    out: W,
+}
+
+impl<'e, W: Write> Splicer<'e, W> {
+    /// A splicer applying `edit` (planned by a [`Planner`]) into `out`.
+    pub fn new(edit: &'e EditRequest, out: W) -> Self {
+        Splicer {
+            scanner: Scanner::new(&edit.old_string, !edit.replace_all),
+            new: edit.new_string.as_bytes(),
+            out,
+        }
+    }
+
+    /// Feeds the next chunk of the original bytes.
+    pub fn push(&mut self, chunk: &[u8]) -> io::Result<()> {
+        let (new, out) = (self.new, &mut self.out);
+        self.scanner
+            .push(chunk, |piece| write_piece(piece, new, out))
+    }
+
+    /// Writes what is left and hands back the writer.
+    pub fn finish(self) -> io::Result<W> {
+        let (new, mut out) = (self.new, self.out);
+        self.scanner
+            .finish(|piece| write_piece(piece, new, &mut out))?;
+        Ok(out)
+    }
+}
+
+fn write_piece(piece: Piece<'_>, new: &[u8], out: &mut impl Write) -> io::Result<()> {
+    match piece {
+        Piece::Plain(bytes) => out.write_all(bytes),
+        Piece::Match(_) => out.write_all(new),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::splice;
-
-    /// Applies a plan to `file` the way a provider copies ranges.
-    fn apply(file: &[u8], plan: &Plan, new: &str) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut at = 0;
-        for &s in &plan.starts {
-            out.extend_from_slice(&file[at..s as usize]);
-            out.extend_from_slice(new.as_bytes());
-            at = (s + plan.old_len) as usize;
-        }
-        out.extend_from_slice(&file[at..]);
-        out
-    }
 
     fn plan(file: &[u8], edit: &EditRequest, chunk: usize) -> Result<Plan, PlanError> {
         let mut p = Planner::new(edit)?;
@@ -178,8 +266,16 @@ mod tests {
         p.finish().1
     }
 
+    fn splice(file: &[u8], edit: &EditRequest, chunk: usize) -> Vec<u8> {
+        let mut s = Splicer::new(edit, Vec::new());
+        for c in file.chunks(chunk) {
+            s.push(c).unwrap();
+        }
+        s.finish().unwrap()
+    }
+
     #[test]
-    fn plans_agree_with_the_in_memory_splice_at_every_chunk_size() {
+    fn passes_agree_with_the_in_memory_splice_at_every_chunk_size() {
         let file: Vec<u8> = (0..300)
             .flat_map(|i| format!("line {i} ab✓ab\n").into_bytes())
             .collect();
@@ -188,15 +284,32 @@ mod tests {
             ("ab", "AB", true),
             ("✓ab\nline 2", "x", true),
             ("b\nl", "", true),
+            ("aa", "a", true),
         ] {
             let edit = EditRequest::new(old, new, all);
-            let whole = splice::apply(&file, &edit).unwrap();
+            let whole = splice::apply(&file, &edit);
             for chunk in [1, 2, 3, 5, 64, 1000, 1 << 20] {
+                let Ok(whole) = &whole else {
+                    assert!(plan(&file, &edit, chunk).is_err());
+                    continue;
+                };
                 let p = plan(&file, &edit, chunk).unwrap();
-                assert_eq!(apply(&file, &p, new), whole.bytes, "{old:?} chunk {chunk}");
+                let out = splice(&file, &edit, chunk);
+                assert_eq!(out, whole.bytes, "{old:?} chunk {chunk}");
+                assert_eq!(p.size, out.len() as u64);
                 assert_eq!(p.first_line, whole.first_line, "{old:?} chunk {chunk}");
-                assert_eq!(p.starts.len() as u32, whole.replacements);
+                assert_eq!(p.replacements, u64::from(whole.replacements));
             }
+        }
+    }
+
+    #[test]
+    fn overlapping_candidates_match_like_the_in_memory_splice() {
+        let file = b"aaaaaaa\nxaaax\n";
+        let edit = EditRequest::new("aa", "b", true);
+        let whole = splice::apply(file, &edit).unwrap();
+        for chunk in 1..=file.len() {
+            assert_eq!(splice(file, &edit, chunk), whole.bytes, "chunk {chunk}");
         }
     }
 
@@ -205,7 +318,11 @@ mod tests {
         let file = b"x = 1\ny = 2\nx = 1\n";
         for chunk in [1, 4, 100] {
             let e = plan(file, &EditRequest::new("x = 1", "z", false), chunk).unwrap_err();
-            assert_eq!(e, PlanError::Splice(SpliceError::Ambiguous(vec![1, 3])));
+            let lines = vec![1, 3];
+            assert_eq!(
+                e,
+                PlanError::Splice(SpliceError::Ambiguous { count: 2, lines })
+            );
             let e = plan(file, &EditRequest::new("q", "z", false), chunk).unwrap_err();
             assert_eq!(e, PlanError::Splice(SpliceError::NotFound));
         }
@@ -217,5 +334,15 @@ mod tests {
             plan(b"a\0b", &EditRequest::new("a", "b", false), 2),
             Err(PlanError::Splice(SpliceError::NotText(_)))
         ));
+    }
+
+    #[test]
+    fn many_matches_keep_only_the_shown_lines() {
+        let file = "x\n".repeat(100_000);
+        let e = plan(file.as_bytes(), &EditRequest::new("x", "y", false), 4096).unwrap_err();
+        let PlanError::Splice(SpliceError::Ambiguous { count, lines }) = e else {
+            panic!("{e:?}")
+        };
+        assert_eq!((count, lines.len()), (100_000, SHOWN_MATCHES));
     }
 }

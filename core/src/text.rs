@@ -211,6 +211,44 @@ impl fmt::Debug for ContentHasher {
     }
 }
 
+/// A writer that hashes what passes through it, for versions of content
+/// that is streamed out and never held whole.
+#[derive(Debug)]
+pub struct HashingWriter<W> {
+    inner: W,
+    hasher: ContentHasher,
+    written: u64,
+}
+
+impl<W: std::io::Write> HashingWriter<W> {
+    /// Wraps `inner`.
+    pub fn new(inner: W) -> Self {
+        HashingWriter {
+            inner,
+            hasher: ContentHasher::new(),
+            written: 0,
+        }
+    }
+
+    /// The content hash and length of everything written, and the writer.
+    pub fn finish(self) -> (u128, u64, W) {
+        (self.hasher.finish(), self.written, self.inner)
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for HashingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

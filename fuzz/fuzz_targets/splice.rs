@@ -49,10 +49,12 @@ fuzz_target!(|input: (&[u8], &str, &str, bool)| {
             }
         }
         Err(SpliceError::EmptyOldString) => assert!(old.replace("\r\n", "\n").is_empty()),
-        Err(SpliceError::Ambiguous(lines)) => {
-            assert!(!replace_all && lines.len() >= 2);
+        Err(SpliceError::Ambiguous { count, lines }) => {
+            assert!(!replace_all && count >= 2 && lines.len() >= 2);
+            assert!(lines.len() as u64 <= count && lines.len() <= splice::SHOWN_MATCHES);
             assert!(lines.windows(2).all(|w| w[0] <= w[1]));
         }
+        Err(SpliceError::TooLarge { size, limit }) => assert!(size > limit),
         Err(SpliceError::NotFound | SpliceError::NotText(_)) => {}
     }
 });

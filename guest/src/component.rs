@@ -135,6 +135,7 @@ impl From<wit::FsError> for core::FsError {
             W::TooLarge => C::TooLarge,
             W::IoError => C::IoError,
             W::Aborted => C::Aborted,
+            W::Busy => C::Busy,
             W::InvalidInput => C::InvalidInput,
         };
         core::FsError::new(code, e.message)

@@ -8,8 +8,11 @@ use dsh_fs_core::{ErrorCode, FsError};
 pub struct ToolError {
     /// Stable code: `INVALID_ARGS`, `UNKNOWN_TOOL`, or an `FS_*` code.
     pub code: String,
-    /// What went wrong and the next step.
+    /// What went wrong and the next step: one line.
     pub message: String,
+    /// Lines quoted under the message (the place in the file, as `read`
+    /// numbers it), or empty.
+    pub detail: String,
 }
 
 /// Which tool failed, to tailor the remedy.
@@ -43,6 +46,7 @@ impl ToolError {
             message: one_line(format!(
                 "{tool}: {what}. Fix the arguments and call {tool} again."
             )),
+            detail: String::new(),
         }
     }
 
@@ -55,6 +59,7 @@ impl ToolError {
             message: format!(
                 "there is no tool named {shown:?}; the tools are read, write and edit."
             ),
+            detail: String::new(),
         }
     }
 
@@ -73,18 +78,34 @@ impl ToolError {
         ToolError {
             code: err.code.as_str().into(),
             message: one_line(message),
+            detail: String::new(),
         }
     }
 
-    /// The text shown to the model: `CODE: message`.
+    /// FS_EDIT_NOT_FOUND with a diagnosis: `message` says what differs and
+    /// what to do, `excerpt` shows the place.
+    #[cold]
+    pub fn edit_not_found(path: &str, message: &str, excerpt: String) -> Self {
+        ToolError {
+            code: ErrorCode::EditNotFound.as_str().into(),
+            message: one_line(format!("old_string was not found in {path}; {message}")),
+            detail: excerpt,
+        }
+    }
+
+    /// The text shown to the model: `CODE: message`, then the quoted lines.
     pub fn text(&self) -> String {
-        format!("{}: {}", self.code, self.message)
+        if self.detail.is_empty() {
+            format!("{}: {}", self.code, self.message)
+        } else {
+            format!("{}: {}\n{}", self.code, self.message, self.detail)
+        }
     }
 }
 
 /// `s` with control characters escaped, so a message is always one line
 /// (paths and field names may contain newlines).
-fn one_line(s: String) -> String {
+pub(crate) fn one_line(s: String) -> String {
     if !s.chars().any(char::is_control) {
         return s;
     }
@@ -127,6 +148,7 @@ fn remedy(tool: Tool, code: ErrorCode) -> &'static str {
             "Retry the call once; if it fails again, stop and report it."
         }
         (InvalidInput, _) => "Fix the argument and retry.",
+        (Busy, _) => "Nothing was changed; retry in a few seconds.",
         _ => "",
     }
 }

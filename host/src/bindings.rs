@@ -35,6 +35,18 @@ impl HostState {
         &*self.provider
     }
 
+    /// Records what a mutation's outcome means for the call's deadline: a
+    /// commit, or a provider that gave up at it.
+    fn note_mutation<T>(&mut self, shown: &str, done: &Result<T, core::FsError>) {
+        match done {
+            Ok(_) => self.committed = Some(shown.to_owned()),
+            Err(e) if matches!(e.code, core::ErrorCode::Busy | core::ErrorCode::Aborted) => {
+                self.gave_up = true;
+            }
+            Err(_) => {}
+        }
+    }
+
     /// Hands a resource to the guest, trapping once it holds too many: a
     /// guest that never drops its targets cannot grow the host's memory.
     fn hand_out<T: Send + 'static>(&mut self, value: T) -> wasmtime::Result<Resource<T>> {
@@ -101,16 +113,16 @@ impl seam::Host for HostState {
             wit::WriteIntent::CreateIfAbsent => core::WriteIntent::CreateIfAbsent,
             wit::WriteIntent::ReplaceIfVersion(v) => core::WriteIntent::ReplaceIfVersion(v),
         });
-        Ok(lift(
-            self.provider.write_text(target, &content, intent),
-            |o| wit::WriteOutcome {
-                operation: match o.operation {
-                    core::WriteOperation::Created => wit::WriteOperation::Created,
-                    core::WriteOperation::Updated => wit::WriteOperation::Updated,
-                },
-                version: o.version,
+        let done = self.provider.write_text(target, &content, intent);
+        let shown = target.display_path().to_owned();
+        self.note_mutation(&shown, &done);
+        Ok(lift(done, |o| wit::WriteOutcome {
+            operation: match o.operation {
+                core::WriteOperation::Created => wit::WriteOperation::Created,
+                core::WriteOperation::Updated => wit::WriteOperation::Updated,
             },
-        ))
+            version: o.version,
+        }))
     }
 
     fn edit_text(
@@ -125,15 +137,16 @@ impl seam::Host for HostState {
             new_string: edit.new_string,
             replace_all: edit.replace_all,
         };
-        Ok(lift(
-            self.provider
-                .edit_text(target, &request, expected.as_deref()),
-            |o| wit::EditOutcome {
-                replacements: o.replacements,
-                version: o.version,
-                first_line: o.first_line,
-            },
-        ))
+        let done = self
+            .provider
+            .edit_text(target, &request, expected.as_deref());
+        let shown = target.display_path().to_owned();
+        self.note_mutation(&shown, &done);
+        Ok(lift(done, |o| wit::EditOutcome {
+            replacements: o.replacements,
+            version: o.version,
+            first_line: o.first_line,
+        }))
     }
 }
 
@@ -195,6 +208,7 @@ impl From<core::FsError> for wit::FsError {
             C::IoError => W::IoError,
             C::Aborted => W::Aborted,
             C::InvalidInput => W::InvalidInput,
+            C::Busy => W::Busy,
             // `ErrorCode` is non-exhaustive for downstream crates only.
             #[allow(unreachable_patterns)]
             _ => W::IoError,

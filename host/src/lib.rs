@@ -32,6 +32,7 @@
 
 pub mod bench;
 mod bindings;
+pub mod deadline;
 pub mod mcp;
 pub mod provider;
 mod runtime;

@@ -27,6 +27,11 @@ pub const COMPONENT_PATH: &str = env!("DSH_FS_COMPONENT_PATH");
 /// How often the epoch advances; the granularity of call deadlines.
 const EPOCH_TICK: Duration = Duration::from_millis(10);
 
+/// Time the component gets past the deadline, once a change committed (or a
+/// provider gave up at the deadline), to render its answer: the change
+/// happened, or did not, and the answer must say which.
+const COMMIT_GRACE: Duration = Duration::from_secs(5);
+
 /// Per-call resource limits.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
@@ -288,6 +293,7 @@ impl Session {
                     trap.downcast_ref::<wasmtime::Trap>(),
                     Some(wasmtime::Trap::Interrupt)
                 );
+                let committed = self.instance.store.data_mut().committed.take();
                 let restarted = Instance::new(&self.runtime, self.provider.clone(), self.options)
                     .map(|fresh| self.instance = fresh)
                     .is_ok();
@@ -296,7 +302,19 @@ impl Session {
                 } else {
                     "The session could not be restarted."
                 };
-                if timed_out {
+                if let Some(path) = committed {
+                    ToolResult::host_error(
+                        if timed_out {
+                            "TIMEOUT"
+                        } else {
+                            "INTERNAL_ERROR"
+                        },
+                        format!(
+                            "the change to {path} was saved, but the component stopped before it could answer ({}). {next}",
+                            trap_cause(&trap)
+                        ),
+                    )
+                } else if timed_out {
                     ToolResult::host_error(
                         "TIMEOUT",
                         format!(
@@ -345,9 +363,22 @@ impl Instance {
             table: ResourceTable::new(),
             wasi: WasiCtx::builder().build(),
             limits,
+            committed: None,
+            gave_up: false,
+            grace_used: false,
         };
         let mut store = Store::new(&runtime.engine, state);
         store.limiter(|s| &mut s.limits);
+        store.epoch_deadline_callback(|mut ctx| {
+            let state = ctx.data_mut();
+            if (state.committed.is_some() || state.gave_up) && !state.grace_used {
+                state.grace_used = true;
+                return Ok(wasmtime::UpdateDeadline::Continue(deadline_ticks(
+                    COMMIT_GRACE,
+                )));
+            }
+            Err(wasmtime::Trap::Interrupt.into())
+        });
         store.set_epoch_deadline(deadline_ticks(runtime.limits.call_timeout));
         let bindings = runtime.pre.instantiate(&mut store)?;
         let session = bindings.dsh_fs_tools().session().call_constructor(
@@ -364,14 +395,20 @@ impl Instance {
     }
 
     fn execute(&mut self, limits: &Limits, tool: &str, args: &str) -> Result<ToolResult> {
+        let state = self.store.data_mut();
+        (state.committed, state.gave_up, state.grace_used) = (None, false, false);
         self.store
             .set_epoch_deadline(deadline_ticks(limits.call_timeout));
-        let r = self.bindings.dsh_fs_tools().session().call_execute(
-            &mut self.store,
-            self.session,
-            tool,
-            args,
-        )?;
+        // Providers see the same deadline: they bound their waits by it and
+        // give up before their commit point once it passed.
+        let deadline = std::time::Instant::now() + limits.call_timeout;
+        let (bindings, session) = (&self.bindings, self.session);
+        let r = crate::deadline::scope(deadline, || {
+            bindings
+                .dsh_fs_tools()
+                .session()
+                .call_execute(&mut self.store, session, tool, args)
+        })?;
         Ok(ToolResult {
             text: r.text,
             is_error: r.is_error,
@@ -405,6 +442,14 @@ pub struct HostState {
     pub(crate) table: ResourceTable,
     wasi: WasiCtx,
     limits: StoreLimits,
+    /// The display path of a change committed during the current call.
+    pub(crate) committed: Option<String>,
+    /// Whether a provider gave up at the deadline during the current call
+    /// (`busy`, `aborted`): its answer, that nothing changed, is true and
+    /// must reach the model, so it gets the grace period too.
+    pub(crate) gave_up: bool,
+    /// Whether the current call already had its grace period.
+    grace_used: bool,
 }
 
 impl WasiView for HostState {

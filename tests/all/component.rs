@@ -269,13 +269,14 @@ fn non_text_and_non_files_are_refused_without_blocking() {
         call(&mut s, "read", json!({"file_path": "pipe"})),
         "FS_NOT_REGULAR_FILE",
     );
+    // What the target is comes before the read-before-edit policy.
     fails(
         call(
             &mut s,
             "edit",
             json!({"file_path": "pipe", "old_string": "a", "new_string": "b"}),
         ),
-        "FS_NOT_OBSERVED",
+        "FS_NOT_REGULAR_FILE",
     );
     assert!(started.elapsed().as_secs() < 10);
     fails(

@@ -12,11 +12,11 @@ use std::thread;
 use std::time::Duration;
 
 /// The memory a `dsh-fs mcp` process may reach in these tests.
-const RSS_LIMIT_KIB: u64 = 128 << 10;
+pub const RSS_LIMIT_KIB: u64 = 128 << 10;
 
 /// A `dsh-fs mcp` process past the `initialize` handshake, killed if a test
 /// waits on it for more than a minute.
-struct Server {
+pub struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
@@ -24,11 +24,17 @@ struct Server {
 }
 
 impl Server {
-    fn start(ws: &Workspace) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_dsh-fs"))
-            .args(["mcp", "--root"])
+    pub fn start(ws: &Workspace) -> Self {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_dsh-fs"));
+        cmd.args(["mcp", "--root"])
             .arg(&ws.root)
-            .env("DSH_FS_CACHE_DIR", crate::cache_dir())
+            .env("DSH_FS_CACHE_DIR", crate::cache_dir());
+        Self::spawn(cmd)
+    }
+
+    /// Starts `cmd` (a `dsh-fs mcp` command line) and shakes hands.
+    pub fn spawn(mut cmd: Command) -> Self {
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -59,6 +65,19 @@ impl Server {
         server
     }
 
+    /// Calls `tool` and returns the result's text and error code ("OK" on success).
+    pub fn call(&mut self, tool: &str, arguments: Value) -> (String, String) {
+        self.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}));
+        let answer = self.recv();
+        let result = &answer["result"];
+        let code = result["structuredContent"]["error"]["code"]
+            .as_str()
+            .unwrap_or(if result["isError"] == true { "?" } else { "OK" })
+            .to_owned();
+        (tool_text(&answer).to_owned(), code)
+    }
+
     fn send(&mut self, message: &Value) {
         self.send_line(message.to_string().as_bytes());
     }
@@ -79,7 +98,7 @@ impl Server {
     }
 
     /// The process's peak resident memory (`VmHWM`), in KiB.
-    fn peak_rss_kib(&self) -> u64 {
+    pub fn peak_rss_kib(&self) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
         let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
         line.split_whitespace().nth(1).unwrap().parse().unwrap()

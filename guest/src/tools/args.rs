@@ -52,6 +52,16 @@ impl Args {
         }
     }
 
+    /// A required string field; when it is missing the message adds `hint`.
+    pub(super) fn string_hinted(&mut self, name: &str, hint: &str) -> Result<String, ToolError> {
+        match self.map.get(name) {
+            None | Some(Value::Null) => {
+                Err(self.invalid(format_args!("missing required field `{name}` ({hint})")))
+            }
+            Some(_) => self.string(name),
+        }
+    }
+
     /// An optional integer field of at least 1 (`null` counts as absent).
     pub(super) fn positive(&mut self, name: &str) -> Result<Option<u64>, ToolError> {
         match self.map.remove(name) {

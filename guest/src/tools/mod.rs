@@ -12,6 +12,7 @@ last read the call fails with FS_STALE_VERSION and you must read it again."
 }
 
 mod args;
+mod diagnose;
 mod edit;
 mod read;
 mod write;
@@ -20,7 +21,8 @@ pub use read::{LineIndex, MAX_LINE_CHARS, MAX_LINES, MAX_OUTPUT_BYTES, Window};
 
 use crate::error::{Tool, ToolError};
 use crate::policy::Policy;
-use crate::provider::Provider;
+use crate::provider::{Provider, TextStream};
+use dsh_fs_core::{EntryKind, ErrorCode, FsError};
 
 /// One tool as the model sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -124,11 +126,95 @@ impl<P: Provider> Session<P> {
     }
 
     /// Resolves `path` for `tool`, mapping failures to the model-facing error.
+    /// Resolves a model path. A trailing `/` promises a directory: on a
+    /// regular file it is `not-directory`, and nothing is written to it.
     fn resolve(&self, tool: Tool, path: &str) -> Result<P::Target, ToolError> {
-        self.provider
-            .resolve(path)
-            .map_err(|e| ToolError::from_fs(tool, e))
+        let fail = |e| ToolError::from_fs(tool, e);
+        let target = self.provider.resolve(path).map_err(fail)?;
+        if path.len() > 1 && path.ends_with('/') {
+            let display = self.display(&target);
+            match self.provider.stat(&target).map_err(fail)? {
+                Some(info) if info.kind == EntryKind::File => {
+                    return Err(fail(FsError::new(
+                        ErrorCode::NotDirectory,
+                        format!(
+                            "{display}/ ends with `/`, but {display} is a regular file: drop the `/`"
+                        ),
+                    )));
+                }
+                None if tool == Tool::Write => {
+                    return Err(fail(FsError::new(
+                        ErrorCode::InvalidInput,
+                        format!("{display}/ ends with `/`: a file path names a file, drop the `/`"),
+                    )));
+                }
+                _ => {}
+            }
+        }
+        Ok(target)
     }
+
+    /// The path shown to the model, with control characters escaped: a
+    /// crafted file name cannot fake lines of a tool's output.
+    fn display(&self, target: &P::Target) -> String {
+        crate::error::one_line(self.provider.display_path(target))
+    }
+}
+
+/// Bytes of an unobserved file decoded to tell text from binary.
+const PROBE_BYTES: u32 = 64 * 1024;
+
+/// Why a change to `target`, which this session has not observed, is
+/// refused: what the target is comes first (missing, not a regular file, not
+/// text), and only for an existing text file the policy's `not_observed`.
+#[cold]
+fn refuse_unobserved<P: Provider>(
+    provider: &P,
+    target: &P::Target,
+    display: &str,
+    tool: Tool,
+    not_observed: FsError,
+) -> ToolError {
+    let fail = |e| ToolError::from_fs(tool, e);
+    match provider.stat(target) {
+        Ok(None) => fail(FsError::not_found(display)),
+        Ok(Some(info)) => match info.kind {
+            EntryKind::Directory => fail(FsError::new(
+                ErrorCode::NotRegularFile,
+                format!("{display} is a directory"),
+            )),
+            EntryKind::Other => fail(FsError::new(
+                ErrorCode::NotRegularFile,
+                format!("{display} is not a regular file (it is a FIFO, socket or device)"),
+            )),
+            EntryKind::File => {
+                match provider
+                    .stream_text(target, 0)
+                    .and_then(|mut s| s.next_chunk(PROBE_BYTES))
+                {
+                    Err(e) => fail(e),
+                    Ok(_) => fail(not_observed),
+                }
+            }
+        },
+        Err(e) => fail(e),
+    }
+}
+
+/// Streams the text of `target` from its start into `each` until it
+/// returns false or the text ends.
+fn stream_each<P: Provider>(
+    provider: &P,
+    target: &P::Target,
+    mut each: impl FnMut(&str) -> bool,
+) -> Result<(), FsError> {
+    let mut stream = provider.stream_text(target, 0)?;
+    while let Some(chunk) = stream.next_chunk(read::STREAM_CHUNK)? {
+        if !each(&chunk) {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// Large files whose line index a session keeps (about 16 KiB per GiB each).

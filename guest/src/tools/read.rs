@@ -15,7 +15,7 @@ pub const MAX_LINE_CHARS: usize = 2000;
 /// Most rendered text per call, in bytes.
 pub const MAX_OUTPUT_BYTES: usize = 50 * 1024;
 /// Chunk size asked of `stream-text`.
-const STREAM_CHUNK: u32 = 1 << 20;
+pub(super) const STREAM_CHUNK: u32 = 1 << 20;
 
 const FIELDS: &[&str] = &["file_path", "offset", "limit"];
 
@@ -62,7 +62,7 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
 
     let target = session.resolve(Tool::Read, &path)?;
     let provider = &session.provider;
-    let display = provider.display_path(&target);
+    let display = session.display(&target);
     let key = provider.key(&target);
     let (rendered, version) = match provider.read_text(&target, STREAM_THRESHOLD - 1) {
         Ok(content) => {
@@ -327,6 +327,20 @@ impl Window {
         self.buf.clear();
         self.line += 1;
         self.open = false;
+    }
+
+    /// Completes the scan and returns only the numbered lines of the window,
+    /// as [`Window::finish`] shows them (no header, no footer): the excerpt
+    /// an error message quotes.
+    pub fn excerpt(mut self) -> String {
+        if self.open && self.collecting() {
+            self.end_line();
+        }
+        let mut out = self.out;
+        if out.ends_with('\n') {
+            out.pop();
+        }
+        out
     }
 
     /// Completes the scan and renders header, lines and footer. `total` is

@@ -1,11 +1,13 @@
 //! `write`: create a file or replace it whole. Under the policy an existing
-//! file must have been observed, and must not have changed since.
+//! file must have been observed, and must not have changed since. Content
+//! identical to the file's is not written again.
 
 use super::args::Args;
-use super::{Session, ToolDefinition, plural};
+use super::diagnose::numbered_like_read;
+use super::{Session, ToolDefinition, plural, refuse_unobserved};
 use crate::error::{Tool, ToolError};
 use crate::provider::Provider;
-use dsh_fs_core::WriteOperation;
+use dsh_fs_core::{EntryKind, ErrorCode, Version, WriteOperation};
 
 const FIELDS: &[&str] = &["file_path", "content"];
 /// Lines of the new content shown after a write.
@@ -47,16 +49,42 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
     let mut args = Args::parse("write", FIELDS, json)?;
     let path = args.string("file_path")?;
     let content = args.string("content")?;
+    if let Some((first, last)) = numbered_like_read(&content) {
+        return Err(ToolError::invalid_args(
+            "write",
+            format_args!(
+                "every line of `content` starts with read's line-number prefix \
+(`{first}: ` to `{last}: `); remove the `N: ` prefixes, they are not part of the file"
+            ),
+        ));
+    }
     let target = session.resolve(Tool::Write, &path)?;
     let key = session.provider.key(&target);
+    let display = session.display(&target);
+    if let Some(version) = identical(&session.provider, &target, &content) {
+        // Nothing to write; the session now knows the content exactly.
+        session.policy.observe(key, version);
+        return Ok(format!(
+            "Unchanged {display}: the content is identical ({}).",
+            plural(line_count(&content), "line", "lines")
+        ));
+    }
     let intent = session.policy.write_intent(&key);
-    let outcome = session
-        .provider
-        .write_text(&target, &content, intent)
-        .map_err(|e| ToolError::from_fs(Tool::Write, e))?;
+    let outcome = match session.provider.write_text(&target, &content, intent) {
+        Ok(outcome) => outcome,
+        Err(e) if e.code == ErrorCode::NotObserved => {
+            return Err(refuse_unobserved(
+                &session.provider,
+                &target,
+                &display,
+                Tool::Write,
+                e,
+            ));
+        }
+        Err(e) => return Err(ToolError::from_fs(Tool::Write, e)),
+    };
     session.policy.observe(key, outcome.version);
 
-    let display = session.provider.display_path(&target);
     let verb = match outcome.operation {
         WriteOperation::Created => "Created",
         WriteOperation::Updated => "Updated",
@@ -76,6 +104,17 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
         out.push_str(&format!("\n… {}", plural(more, "more line", "more lines")));
     }
     Ok(out)
+}
+
+/// The version of `target` when it already holds exactly `content` (same
+/// size, same text, no BOM). Any failure means "not known to be identical".
+fn identical<P: Provider>(provider: &P, target: &P::Target, content: &str) -> Option<Version> {
+    let info = provider.stat(target).ok()??;
+    if info.kind != EntryKind::File || info.size != Some(content.len() as u64) {
+        return None;
+    }
+    let current = provider.read_text(target, content.len() as u64).ok()?;
+    (current.text == content).then_some(current.version)
 }
 
 /// Lines in `text` as `read` counts them: a final newline ends the last line.

@@ -106,9 +106,6 @@ impl Target {
     }
 }
 
-/// Largest file an edit loads.
-pub(crate) const MAX_EDIT_BYTES: u64 = 1 << 30;
-
 pub(crate) use dsh_fs_core::seam::{
     MAX_CHUNK, check_write_intent, display, normalize, splice_checked, still_fresh, vanished,
     version,

@@ -7,8 +7,8 @@
 //! tokio runtime and blocks on it for each request.
 
 use super::{
-    MAX_EDIT_BYTES, Provider, Target, TextStream, check_write_intent, display, normalize,
-    splice_checked, vanished, version,
+    Provider, Target, TextStream, check_write_intent, display, normalize, splice_checked, vanished,
+    version,
 };
 use ::object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use ::object_store::path::Path as ObjectPath;
@@ -354,6 +354,7 @@ impl ObjectStoreProvider {
                 };
                 let token = meta_token_of(&meta);
                 check_write_intent(shown, intent.as_ref(), Some((token.as_str(), current)))?;
+                crate::deadline::check(shown)?;
                 match self
                     .put(loc, payload.clone(), update_of(&meta, shown)?)
                     .await
@@ -373,6 +374,7 @@ impl ObjectStoreProvider {
             }
             Err(e) => return Err(map_store(e, shown)),
         };
+        crate::deadline::check(shown)?;
         if !exists {
             match self.put(loc, payload.clone(), PutMode::Create).await {
                 Ok(put) => return Ok(written(WriteOperation::Created, &put, hash)),
@@ -399,12 +401,15 @@ impl ObjectStoreProvider {
     ) -> Result<EditOutcome, FsError> {
         let shown = target.display_path();
         for _ in 0..CAS_ATTEMPTS {
-            let Some((bytes, meta)) = self.load(target, loc, MAX_EDIT_BYTES).await? else {
+            // Edits are spliced in memory: bounded like every in-memory result.
+            let limit = dsh_fs_core::MAX_IN_MEMORY_BYTES;
+            let Some((bytes, meta)) = self.load(target, loc, limit).await? else {
                 return Err(vanished(shown));
             };
             let spliced = splice_checked(shown, &bytes, &meta_token_of(&meta), edit, expected)?;
             drop(bytes);
             let hash = content_hash(&spliced.bytes);
+            crate::deadline::check(shown)?;
             match self.put(loc, spliced.bytes, update_of(&meta, shown)?).await {
                 Ok(put) => {
                     return Ok(EditOutcome {

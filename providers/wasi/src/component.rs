@@ -140,6 +140,7 @@ impl From<core::FsError> for wit::FsError {
             C::TooLarge => W::TooLarge,
             C::IoError => W::IoError,
             C::Aborted => W::Aborted,
+            C::Busy => W::Busy,
             C::InvalidInput => W::InvalidInput,
             _ => W::IoError,
         };

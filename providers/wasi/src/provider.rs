@@ -20,7 +20,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Largest file an edit loads.
-const MAX_EDIT_BYTES: u64 = 1 << 30;
+/// Edits are spliced in memory, bounded like every in-memory result.
+const MAX_EDIT_BYTES: u64 = dsh_fs_core::MAX_IN_MEMORY_BYTES;
 /// Symlinks followed while resolving one path before it counts as a loop.
 const MAX_LINKS: u32 = 40;
 

@@ -22,6 +22,7 @@ export const ERROR_CODES = Object.freeze([
   'io-error',
   'aborted',
   'invalid-input',
+  'busy',
 ]);
 
 /**

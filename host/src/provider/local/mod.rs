@@ -7,9 +7,11 @@
 //! exclusive `flock` on the parent directory, which serialises threads and
 //! processes alike.
 
+mod commit;
+mod edit;
+
 use super::{
-    MAX_EDIT_BYTES, Provider, Target, TextStream, check_write_intent, display, normalize,
-    splice_checked, vanished, version,
+    Provider, Target, TextStream, check_write_intent, display, normalize, vanished, version,
 };
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, File, Metadata, MetadataExt, OpenOptions, OpenOptionsExt};
@@ -19,7 +21,7 @@ use dsh_fs_core::{
     EditOutcome, EditRequest, EntryKind, ErrorCode, FsError, FsInfo, TextContent, Version,
     WriteIntent, WriteOperation, WriteOutcome, text,
 };
-use rustix::fs::{FlockOperation, OFlags};
+use rustix::fs::OFlags;
 use rustix::io::Errno;
 use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
@@ -187,40 +189,36 @@ impl Provider for LocalProvider {
             }
             Err(e) => return Err(map_io(e, shown)),
         };
-        let lock = lock(&parent, shown)?;
+        let lock = commit::lock(&parent, shown)?;
 
         let current = match open_regular(&parent, Path::new(name), shown, self.hard_links) {
-            Ok((mut file, meta)) => {
-                // The content hash is needed only to honour a version guard.
-                let hash = if matches!(intent, Some(WriteIntent::ReplaceIfVersion(_))) {
-                    let mut bytes = Vec::new();
-                    file.read_to_end(&mut bytes).map_err(|e| map_io(e, shown))?;
-                    content_hash(&bytes)
-                } else {
-                    0
-                };
-                Some((meta, hash))
-            }
+            Ok(found) => Some(found),
             Err(e) if e.code == ErrorCode::NotFound => None,
             Err(e) => return Err(e),
         };
-        let token = current.as_ref().map(|(m, _)| meta_token(m));
-        check_write_intent(
-            shown,
-            intent.as_ref(),
-            current
-                .as_ref()
-                .zip(token.as_deref())
-                .map(|((_, h), t)| (t, *h)),
-        )?;
-        let mode = current.as_ref().map(|(m, _)| m.mode() & 0o7777);
-        let after = replace_atomically(
-            &lock,
-            name,
-            mode,
-            shown,
-            write_bytes(content.as_bytes(), shown),
-        )?;
+        // The content hash is needed only to honour a version guard; it is
+        // streamed, so a large old file is never loaded.
+        let hash = match (&intent, &current) {
+            (Some(WriteIntent::ReplaceIfVersion(_)), Some((file, _))) => hash_file(file, shown)?,
+            _ => 0,
+        };
+        let token = current.as_ref().map(|(_, m)| meta_token(m));
+        check_write_intent(shown, intent.as_ref(), token.as_deref().map(|t| (t, hash)))?;
+        if current.is_some() {
+            commit::check_writable(&lock, name, shown)?;
+        }
+        let guard = match (&intent, &current) {
+            (_, Some((_, meta))) if intent.is_some() => commit::Guard::Unchanged(meta),
+            (Some(_), None) => commit::Guard::Absent,
+            _ => commit::Guard::None,
+        };
+        let original = current
+            .as_ref()
+            .map(|(file, meta)| commit::Original { file, meta });
+        let after = commit::replace(&lock, name, original, guard, shown, |f| {
+            f.write_all(content.as_bytes())
+                .map_err(|e| map_io(e, shown))
+        })?;
         Ok(WriteOutcome {
             operation: if current.is_some() {
                 WriteOperation::Updated
@@ -244,42 +242,22 @@ impl Provider for LocalProvider {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(vanished(shown)),
             Err(e) => return Err(map_io(e, shown)),
         };
-        let lock = lock(&parent, shown)?;
+        let lock = commit::lock(&parent, shown)?;
         let (file, meta) = match open_regular(&parent, Path::new(name), shown, self.hard_links) {
             Err(e) if e.code == ErrorCode::NotFound => return Err(vanished(shown)),
             other => other?,
         };
-        if meta.len() > STREAM_EDIT_BYTES
-            && let Some(outcome) = edit_streaming(file, &meta, &lock, name, shown, edit, expected)?
-        {
-            return Ok(outcome);
-        }
-        let (bytes, meta) = match read_stable(&parent, name, shown, MAX_EDIT_BYTES, self.hard_links)
-        {
-            Err(e) if e.code == ErrorCode::NotFound => return Err(vanished(shown)),
-            other => other?,
-        };
-        let spliced = splice_checked(shown, &bytes, &meta_token(&meta), edit, expected)?;
-        drop(bytes);
-        let after = replace_atomically(
-            &lock,
+        edit::apply(edit::Edit {
+            lock: &lock,
             name,
-            Some(meta.mode() & 0o7777),
             shown,
-            write_bytes(&spliced.bytes, shown),
-        )?;
-        Ok(EditOutcome {
-            replacements: spliced.replacements,
-            version: version(&after, content_hash(&spliced.bytes)),
-            first_line: spliced.first_line,
+            file,
+            meta,
+            edit,
+            expected,
         })
     }
 }
-
-/// Files above this size are edited by streaming (when they have no CRs).
-const STREAM_EDIT_BYTES: u64 = 8 << 20;
-/// Buffer size of a streamed edit.
-const STREAM_EDIT_CHUNK: usize = 1 << 20;
 
 /// Chunked reader over one open file.
 struct LocalStream {
@@ -417,182 +395,19 @@ fn read_stable(
     }
 }
 
-/// Takes the exclusive lock that serialises mutations in `dir`; released
-/// when the returned handle is dropped. (cap-std opens directories with
-/// `O_PATH`, which cannot be locked or synced, hence a readable handle.)
-fn lock(dir: &Dir, shown: &str) -> Result<File, FsError> {
-    let handle = dir.open(".").map_err(|e| map_io(e, shown))?;
-    rustix::fs::flock(&handle, FlockOperation::LockExclusive)
-        .map_err(|e| map_io(io::Error::from(e), shown))?;
-    Ok(handle)
-}
-
-/// Replaces `name` atomically and durably by what `fill` writes, under the
-/// directory lock held through `dir` (the directory's readable handle): an
-/// anonymous `O_TMPFILE` is filled, given `mode`, fsynced, linked as
-/// `.NAME.dsh-fs-tmp` and renamed over `name`; then the directory is fsynced.
-/// A process killed while writing leaves nothing behind; one killed between
-/// link and rename leaves the fixed temp name, which the next mutation of the
-/// file removes first. Returns the new file's metadata token.
-fn replace_atomically(
-    dir: &File,
-    name: &str,
-    mode: Option<u32>,
-    shown: &str,
-    fill: impl FnOnce(&mut std::fs::File) -> Result<(), FsError>,
-) -> Result<String, FsError> {
-    use rustix::fs::{AtFlags, Mode, OFlags as O};
-    let fail = |e: Errno| map_io(e.into(), shown);
-    let tmp = format!(".{name}.dsh-fs-tmp");
-    match rustix::fs::unlinkat(dir, &tmp, AtFlags::empty()) {
-        Ok(()) | Err(Errno::NOENT) => {}
-        Err(e) => return Err(fail(e)),
-    }
-    let create_mode = Mode::from_raw_mode(mode.unwrap_or(0o666));
-    let (fd, anonymous) =
-        match rustix::fs::openat(dir, ".", O::TMPFILE | O::WRONLY | O::CLOEXEC, create_mode) {
-            Ok(fd) => (fd, true),
-            // Filesystems without O_TMPFILE get a named temp file from the start.
-            Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL | Errno::NOENT) => {
-                let flags = O::CREATE | O::EXCL | O::WRONLY | O::CLOEXEC;
-                (
-                    rustix::fs::openat(dir, &tmp, flags, create_mode).map_err(fail)?,
-                    false,
-                )
-            }
-            Err(e) => return Err(fail(e)),
-        };
-    let written = (|| -> Result<(), FsError> {
-        let mut file = std::fs::File::from(fd);
-        fill(&mut file)?;
-        if let Some(mode) = mode {
-            // The create mode is masked by the umask; the old mode is kept exactly.
-            rustix::fs::fchmod(&file, Mode::from_raw_mode(mode)).map_err(fail)?;
-        }
-        rustix::fs::fsync(&file).map_err(fail)?;
-        if anonymous {
-            let proc_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&file));
-            rustix::fs::linkat(&file, "", dir, &tmp, AtFlags::EMPTY_PATH)
-                .or_else(|_| {
-                    rustix::fs::linkat(
-                        rustix::fs::CWD,
-                        &proc_path,
-                        dir,
-                        &tmp,
-                        AtFlags::SYMLINK_FOLLOW,
-                    )
-                })
-                .map_err(fail)?;
-        }
-        rustix::fs::renameat(dir, &tmp, dir, name).map_err(fail)
-    })();
-    if let Err(e) = written {
-        let _ = rustix::fs::unlinkat(dir, &tmp, AtFlags::empty());
-        return Err(e);
-    }
-    rustix::fs::fsync(dir).map_err(fail)?;
-    let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(fail)?;
-    Ok(token(
-        st.st_ino,
-        st.st_size as u64,
-        (st.st_mtime as i64, st.st_mtime_nsec as i64),
-        (st.st_ctime as i64, st.st_ctime_nsec as i64),
-    ))
-}
-
-/// Writes `bytes` whole, for [`replace_atomically`].
-fn write_bytes<'a>(
-    bytes: &'a [u8],
-    shown: &'a str,
-) -> impl FnOnce(&mut std::fs::File) -> Result<(), FsError> + 'a {
-    move |f| f.write_all(bytes).map_err(|e| map_io(e, shown))
-}
-
-/// The streamed form of an edit, for large files without CRs: a planning
-/// pass in chunks, the freshness check, then a copy of the unmatched ranges
-/// around the replacements. Memory stays at two chunk buffers whatever the
-/// file size. `None` when the file needs the in-memory splice.
-fn edit_streaming(
-    mut file: File,
-    meta: &Metadata,
-    lock: &File,
-    name: &str,
-    shown: &str,
-    edit: &EditRequest,
-    expected: Option<&str>,
-) -> Result<Option<EditOutcome>, FsError> {
-    use dsh_fs_core::stream_splice::{PlanError, Planner};
-    let io = |e| map_io(e, shown);
-    let mut planner = match Planner::new(edit) {
-        Ok(p) => p,
-        Err(PlanError::InMemory) => return Ok(None),
-        Err(PlanError::Splice(e)) => return Err(e.into_fs_error(shown)),
-    };
-    let mut buf = vec![0u8; STREAM_EDIT_CHUNK];
+/// The content hash of an open file, read in chunks.
+fn hash_file(file: &File, shown: &str) -> Result<u128, FsError> {
+    let mut hasher = ContentHasher::new();
+    let mut buf = vec![0u8; edit::CHUNK];
+    let mut reader = file;
     loop {
-        let n = file.read(&mut buf).map_err(io)?;
-        if n == 0 {
-            break;
-        }
-        // Anything unusual (a CR, bytes that are not text) is judged by the
-        // in-memory path, which also orders staleness before other errors.
-        if planner.push(&buf[..n]).is_err() {
-            return Ok(None);
+        match reader.read(&mut buf) {
+            Ok(0) => return Ok(hasher.finish()),
+            Ok(n) => hasher.update(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(map_io(e, shown)),
         }
     }
-    let (hash, plan) = planner.finish();
-    if let Some(v) = expected
-        && !super::still_fresh(v, &meta_token(meta), hash)
-    {
-        return Err(FsError::stale(shown));
-    }
-    let plan = match plan {
-        Ok(plan) => plan,
-        Err(PlanError::InMemory) => return Ok(None),
-        Err(PlanError::Splice(e)) => return Err(e.into_fs_error(shown)),
-    };
-
-    let mut source = file.into_std();
-    let mut written = ContentHasher::new();
-    let after = replace_atomically(lock, name, Some(meta.mode() & 0o7777), shown, |out| {
-        let mut seen = ContentHasher::new();
-        source.seek(io::SeekFrom::Start(0)).map_err(io)?;
-        // Moves `len` source bytes: hashed as read, and copied unless dropped.
-        let mut copy = |len: u64, out: Option<(&mut std::fs::File, &mut ContentHasher)>| {
-            let mut out = out;
-            let mut left = len;
-            while left > 0 {
-                let n = (left as usize).min(buf.len());
-                source.read_exact(&mut buf[..n]).map_err(io)?;
-                seen.update(&buf[..n]);
-                if let Some((file, hasher)) = out.as_mut() {
-                    hasher.update(&buf[..n]);
-                    file.write_all(&buf[..n]).map_err(io)?;
-                }
-                left -= n as u64;
-            }
-            Ok::<(), FsError>(())
-        };
-        let mut at = 0;
-        for &start in &plan.starts {
-            copy(start - at, Some((&mut *out, &mut written)))?;
-            copy(plan.old_len, None)?;
-            out.write_all(edit.new_string.as_bytes()).map_err(io)?;
-            written.update(edit.new_string.as_bytes());
-            at = start + plan.old_len;
-        }
-        copy(meta.len() - at, Some((&mut *out, &mut written)))?;
-        // The lock keeps other dsh-fs writers out; this catches anyone else.
-        if seen.finish() != plan.hash {
-            return Err(FsError::stale(shown));
-        }
-        Ok(())
-    })?;
-    Ok(Some(EditOutcome {
-        replacements: plan.starts.len() as u32,
-        version: version(&after, written.finish()),
-        first_line: plan.first_line,
-    }))
 }
 
 /// Metadata part of a version: inode, size, mtime and ctime in nanoseconds.
