@@ -274,9 +274,9 @@ fn the_answer_is_true_when_the_deadline_falls_around_the_commit() {
     eprintln!("outcomes around a 300 ms deadline: {outcomes:?}");
 }
 
-/// `rounds` edits of `path`, each raced by an editor-style save (temp file
-/// + rename) of the same file; returns how many saves the edit overwrote
-/// while reporting success.
+/// `rounds` edits of `path`, each raced by an editor-style save (a temp
+/// file renamed over it); returns how many saves the edit overwrote while
+/// reporting success.
 fn race_editor_saves(ws: &Workspace, path: &str, body: &str, rounds: u32) -> u32 {
     let mut s = ws.session();
     let mut lost = 0;
