@@ -217,7 +217,6 @@ impl fmt::Debug for ContentHasher {
 pub struct HashingWriter<W> {
     inner: W,
     hasher: ContentHasher,
-    written: u64,
 }
 
 impl<W: std::io::Write> HashingWriter<W> {
@@ -226,13 +225,12 @@ impl<W: std::io::Write> HashingWriter<W> {
         HashingWriter {
             inner,
             hasher: ContentHasher::new(),
-            written: 0,
         }
     }
 
-    /// The content hash and length of everything written, and the writer.
-    pub fn finish(self) -> (u128, u64, W) {
-        (self.hasher.finish(), self.written, self.inner)
+    /// The content hash of everything written, and the writer.
+    pub fn finish(self) -> (u128, W) {
+        (self.hasher.finish(), self.inner)
     }
 }
 
@@ -240,7 +238,6 @@ impl<W: std::io::Write> std::io::Write for HashingWriter<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let n = self.inner.write(buf)?;
         self.hasher.update(&buf[..n]);
-        self.written += n as u64;
         Ok(n)
     }
 

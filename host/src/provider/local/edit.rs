@@ -87,26 +87,19 @@ fn in_memory(e: Edit<'_>) -> Result<EditOutcome, FsError> {
     {
         return Err(FsError::stale(e.shown));
     }
-    let plan = splice::plan(&bytes, e.edit, MAX_FILE_BYTES).map_err(|s| splice_error(s, &e))?;
-    commit::check_writable(e.lock, e.name, e.shown)?;
+    let plan =
+        splice::plan(&bytes, e.edit, MAX_FILE_BYTES).map_err(|s| s.into_fs_error(e.shown))?;
     let mut hash = 0;
-    let after = commit::replace(
-        e.lock,
-        e.name,
-        Some(Original {
-            file: &e.file,
-            meta: &e.meta,
-        }),
-        Guard::Unchanged(&e.meta),
-        e.shown,
-        |out| {
-            let mut w = BufWriter::with_capacity(CHUNK, HashingWriter::new(out));
-            plan.write_to(&mut w).map_err(io)?;
-            let (h, _, _) = w.into_inner().map_err(|err| io(err.into_error()))?.finish();
-            hash = h;
-            Ok(())
-        },
-    )?;
+    let after = commit(&e, |out| {
+        let mut w = BufWriter::with_capacity(CHUNK, HashingWriter::new(out));
+        plan.write_to(&mut w).map_err(io)?;
+        hash = w
+            .into_inner()
+            .map_err(|err| io(err.into_error()))?
+            .finish()
+            .0;
+        Ok(())
+    })?;
     Ok(EditOutcome {
         replacements: plan.replacements,
         version: version(&after, hash),
@@ -114,8 +107,26 @@ fn in_memory(e: Edit<'_>) -> Result<EditOutcome, FsError> {
     })
 }
 
-fn splice_error(s: SpliceError, e: &Edit<'_>) -> FsError {
-    s.into_fs_error(e.shown)
+/// Puts the edited file in place of `e.file` (see [`commit::replace`]):
+/// refused when write-protected, and only while the name is still the file
+/// that was checked.
+fn commit(
+    e: &Edit<'_>,
+    fill: impl FnOnce(&mut std::fs::File) -> Result<(), FsError>,
+) -> Result<String, FsError> {
+    commit::check_writable(e.lock, e.name, e.shown)?;
+    let original = Original {
+        file: &e.file,
+        meta: &e.meta,
+    };
+    commit::replace(
+        e.lock,
+        e.name,
+        Some(original),
+        Guard::Unchanged(&e.meta),
+        e.shown,
+        fill,
+    )
 }
 
 /// The streamed edit of an LF file; `None` when it needs the in-memory path.
@@ -124,7 +135,7 @@ fn streamed(e: &Edit<'_>) -> Result<Option<EditOutcome>, FsError> {
     let mut planner = match Planner::new(e.edit) {
         Ok(p) => p,
         Err(PlanError::InMemory) => return Ok(None),
-        Err(PlanError::Splice(s)) => return Err(splice_error(s, e)),
+        Err(PlanError::Splice(s)) => return Err(s.into_fs_error(e.shown)),
     };
     let mut buf = vec![0u8; CHUNK];
     let mut source = &e.file;
@@ -149,7 +160,7 @@ fn streamed(e: &Edit<'_>) -> Result<Option<EditOutcome>, FsError> {
     let plan = match plan {
         Ok(plan) => plan,
         Err(PlanError::InMemory) => return Ok(None),
-        Err(PlanError::Splice(s)) => return Err(splice_error(s, e)),
+        Err(PlanError::Splice(s)) => return Err(s.into_fs_error(e.shown)),
     };
     if plan.size > MAX_FILE_BYTES {
         return Err(SpliceError::TooLarge {
@@ -158,46 +169,34 @@ fn streamed(e: &Edit<'_>) -> Result<Option<EditOutcome>, FsError> {
         }
         .into_fs_error(e.shown));
     }
-    commit::check_writable(e.lock, e.name, e.shown)?;
-
     let mut written = 0;
-    let after = commit::replace(
-        e.lock,
-        e.name,
-        Some(Original {
-            file: &e.file,
-            meta: &e.meta,
-        }),
-        Guard::Unchanged(&e.meta),
-        e.shown,
-        |out| {
-            let mut seen = ContentHasher::new();
-            let mut source = &e.file;
-            source.seek(io::SeekFrom::Start(0)).map_err(io)?;
-            let sink = BufWriter::with_capacity(CHUNK, HashingWriter::new(out));
-            let mut splicer = Splicer::new(e.edit, sink);
-            loop {
-                let n = read_some(&mut source, &mut buf).map_err(io)?;
-                if n == 0 {
-                    break;
-                }
-                seen.update(&buf[..n]);
-                splicer.push(&buf[..n]).map_err(io)?;
+    let after = commit(e, |out| {
+        let mut seen = ContentHasher::new();
+        let mut source = &e.file;
+        source.seek(io::SeekFrom::Start(0)).map_err(io)?;
+        let sink = BufWriter::with_capacity(CHUNK, HashingWriter::new(out));
+        let mut splicer = Splicer::new(e.edit, sink);
+        loop {
+            let n = read_some(&mut source, &mut buf).map_err(io)?;
+            if n == 0 {
+                break;
             }
-            let sink = splicer.finish().map_err(io)?;
-            let (h, _, _) = sink
-                .into_inner()
-                .map_err(|err| io(err.into_error()))?
-                .finish();
-            written = h;
-            // The lock keeps other dsh-fs writers out; this catches anyone
-            // who changed the bytes in place since the plan.
-            if seen.finish() != plan.hash {
-                return Err(FsError::stale(e.shown));
-            }
-            Ok(())
-        },
-    )?;
+            seen.update(&buf[..n]);
+            splicer.push(&buf[..n]).map_err(io)?;
+        }
+        let sink = splicer.finish().map_err(io)?;
+        written = sink
+            .into_inner()
+            .map_err(|err| io(err.into_error()))?
+            .finish()
+            .0;
+        // The lock keeps other dsh-fs writers out; this catches anyone
+        // who changed the bytes in place since the plan.
+        if seen.finish() != plan.hash {
+            return Err(FsError::stale(e.shown));
+        }
+        Ok(())
+    })?;
     Ok(Some(EditOutcome {
         replacements: u32::try_from(plan.replacements).unwrap_or(u32::MAX),
         version: version(&after, written),
@@ -205,7 +204,7 @@ fn streamed(e: &Edit<'_>) -> Result<Option<EditOutcome>, FsError> {
     }))
 }
 
-fn read_some(source: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+pub(super) fn read_some(source: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     loop {
         match source.read(buf) {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

@@ -401,11 +401,9 @@ fn hash_file(file: &File, shown: &str) -> Result<u128, FsError> {
     let mut buf = vec![0u8; edit::CHUNK];
     let mut reader = file;
     loop {
-        match reader.read(&mut buf) {
-            Ok(0) => return Ok(hasher.finish()),
-            Ok(n) => hasher.update(&buf[..n]),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(map_io(e, shown)),
+        match edit::read_some(&mut reader, &mut buf).map_err(|e| map_io(e, shown))? {
+            0 => return Ok(hasher.finish()),
+            n => hasher.update(&buf[..n]),
         }
     }
 }
