@@ -8,10 +8,15 @@
 
 use crate::mcp_transport::{RSS_LIMIT_KIB, Server};
 use crate::object_store::Bucket;
-use crate::{Workspace, call, code, fails, ok};
-use dsh_fs::{Limits, MemoryProvider, Runtime, SessionOptions};
+use crate::{Workspace, call, code, fails, ok, runtime};
+use dsh_fs::{
+    EditOutcome, EditRequest, FsError, FsInfo, Limits, MemoryProvider, Provider, Runtime,
+    SessionOptions, Target, TextContent, TextStream, WriteIntent, WriteOutcome,
+};
 use serde_json::json;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 #[track_caller]
@@ -327,6 +332,60 @@ fn editor_style_saves_during_an_edit_are_not_overwritten() {
     );
 }
 
+/// `rounds` edits of `path`, each raced by a neighbour that writes the
+/// file in place (same inode, its first line overwritten); returns how many
+/// of those writes the edit overwrote while reporting success.
+fn race_in_place_writes(ws: &Workspace, path: &str, body: &str, rounds: u32) -> u32 {
+    let mut s = ws.session();
+    let mut lost = 0;
+    for round in 0..rounds {
+        ws.write(path, format!("base {round:04}\n{body}"));
+        ok(call(&mut s, "read", json!({"file_path": path, "limit": 1})));
+        let target = ws.path(path);
+        let delay = Duration::from_micros(u64::from(round % 40) * 50);
+        let neighbour = std::thread::spawn(move || {
+            std::thread::sleep(delay);
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&target)
+                .unwrap();
+            file.write_all_at(b"THEM", 0).unwrap();
+        });
+        let result = call(
+            &mut s,
+            "edit",
+            json!({"file_path": path, "old_string": format!("base {round:04}"), "new_string": format!("ours {round:04}")}),
+        );
+        neighbour.join().unwrap();
+        let now = ws.bytes(path);
+        // The neighbour wrote whichever file the path named when it opened
+        // it: ours on disk without their bytes means we replaced their write.
+        if now.starts_with(format!("ours {round:04}\n").as_bytes()) {
+            assert!(!result.is_error);
+            lost += 1;
+        } else {
+            assert!(now.starts_with(b"THEM"), "round {round}: {}", result.text);
+        }
+    }
+    lost
+}
+
+#[test]
+fn in_place_writes_during_an_edit_are_not_overwritten() {
+    let ws = Workspace::new();
+    let small = race_in_place_writes(&ws, "small.txt", "body\n", 300);
+    let large = race_in_place_writes(&ws, "large.txt", &"y".repeat(12 << 20), 30);
+    eprintln!(
+        "in-place writes overwritten: {small} of 300 small edits, {large} of 30 streamed edits"
+    );
+    // As for editor saves: only a write landing between our last stat and
+    // our rename (or one into a file it opened before our rename) is lost.
+    assert!(
+        small <= 15 && large == 0,
+        "lost: {small} small, {large} streamed"
+    );
+}
+
 #[test]
 fn a_create_racing_a_neighbour_never_replaces_its_file() {
     let ws = Workspace::new();
@@ -544,4 +603,99 @@ fn a_trailing_slash_on_a_file_is_not_a_directory() {
     );
     assert_eq!(ws.bytes("f.txt"), b"f\n");
     assert!(!ws.path("new").exists());
+}
+
+/// A neighbour that swaps `large.txt` for another file (rename over it)
+/// at the worst moment for a paged read: after the stat that matched the
+/// line index, before the stream opens the file.
+#[derive(Debug)]
+struct SwapBeforeOpen {
+    inner: Arc<dyn Provider>,
+    root: std::path::PathBuf,
+    armed: AtomicBool,
+}
+
+impl Provider for SwapBeforeOpen {
+    fn resolve(&self, path: &str) -> Result<Target, FsError> {
+        self.inner.resolve(path)
+    }
+    fn stat(&self, target: &Target) -> Result<Option<FsInfo>, FsError> {
+        self.inner.stat(target)
+    }
+    fn read_text(&self, target: &Target, max_bytes: u64) -> Result<TextContent, FsError> {
+        self.inner.read_text(target, max_bytes)
+    }
+    fn stream_text(&self, target: &Target, start: u64) -> Result<Box<dyn TextStream>, FsError> {
+        if start > 0 && self.armed.swap(false, Ordering::SeqCst) {
+            std::fs::rename(self.root.join("other.txt"), self.root.join("large.txt")).unwrap();
+        }
+        self.inner.stream_text(target, start)
+    }
+    fn write_text(
+        &self,
+        target: &Target,
+        content: &str,
+        intent: Option<WriteIntent>,
+    ) -> Result<WriteOutcome, FsError> {
+        self.inner.write_text(target, content, intent)
+    }
+    fn edit_text(
+        &self,
+        target: &Target,
+        edit: &EditRequest,
+        expected: Option<&str>,
+    ) -> Result<EditOutcome, FsError> {
+        self.inner.edit_text(target, edit, expected)
+    }
+}
+
+/// 12 MiB of lines that each name their own number, `width` bytes long.
+fn self_numbered(tag: &str, width: usize) -> String {
+    let mut text = String::new();
+    let mut n = 1;
+    while text.len() < 12 << 20 {
+        let line = format!("{tag} {n:08} ");
+        text.push_str(&format!("{line:.<width$}\n"));
+        n += 1;
+    }
+    text
+}
+
+#[test]
+fn a_swap_between_stat_and_open_never_mislabels_a_page() {
+    let ws = Workspace::new();
+    ws.write("large.txt", self_numbered("A", 40));
+    ws.write("other.txt", self_numbered("B", 70));
+    let provider = Arc::new(SwapBeforeOpen {
+        inner: ws.provider(),
+        root: ws.root.clone(),
+        armed: AtomicBool::new(false),
+    });
+    let mut s = runtime()
+        .session(provider.clone(), SessionOptions::default())
+        .unwrap();
+    // The first read scans the file and indexes it; the second pages from
+    // the index while the neighbour swaps the file under it.
+    ok(call(
+        &mut s,
+        "read",
+        json!({"file_path": "large.txt", "limit": 1}),
+    ));
+    provider.armed.store(true, Ordering::SeqCst);
+    let page = ok(call(
+        &mut s,
+        "read",
+        json!({"file_path": "large.txt", "offset": 150000, "limit": 3}),
+    ));
+    assert!(!provider.armed.load(Ordering::SeqCst), "the swap never ran");
+    let shown: Vec<&str> = page.lines().filter(|l| l.contains(": B ")).collect();
+    assert_eq!(shown.len(), 3, "{page}");
+    for line in shown {
+        let (label, rest) = line.split_once(": B ").unwrap();
+        assert_eq!(
+            label.trim().parse::<u64>().unwrap(),
+            rest[..8].parse::<u64>().unwrap(),
+            "{page}"
+        );
+    }
 }

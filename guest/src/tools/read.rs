@@ -58,7 +58,6 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
     let path = args.string("file_path")?;
     let offset = args.positive("offset")?.unwrap_or(1);
     let limit = args.positive("limit")?.unwrap_or(MAX_LINES).min(MAX_LINES);
-    let fail = |e| ToolError::from_fs(Tool::Read, e);
 
     let target = session.resolve(Tool::Read, &path)?;
     let provider = &session.provider;
@@ -76,38 +75,19 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
             let meta = provider.stat(&target).map_err(fail)?.map(|i| i.version);
             let known = session
                 .indexed(&key)
-                .filter(|ix| meta.as_ref() == Some(&ix.meta));
-            match known {
-                Some(ix) if offset > 1 => {
-                    let (version, total) = (ix.version.clone(), ix.total);
-                    let (start, line) = ix.resume_point(offset);
-                    let mut window = Window::resume(offset, limit, line);
-                    let mut stream = provider.stream_text(&target, start).map_err(fail)?;
-                    while !window.complete() {
-                        match stream.next_chunk(STREAM_CHUNK).map_err(fail)? {
-                            Some(chunk) => window.push(&chunk),
-                            None => break,
-                        }
-                    }
-                    (window.finish(&display, Some(total)), version)
-                }
-                _ => {
-                    let mut window = Window::new(offset, limit).indexing();
-                    let mut stream = provider.stream_text(&target, 0).map_err(fail)?;
-                    while let Some(chunk) = stream.next_chunk(STREAM_CHUNK).map_err(fail)? {
-                        window.push(&chunk);
-                    }
-                    let version = stream.version().ok_or_else(|| {
-                        fail(FsError::new(
-                            ErrorCode::IoError,
-                            "the provider gave no version at the end of the stream",
-                        ))
-                    })?;
-                    if let Some(meta) = meta {
-                        let index = window.take_index(meta, version.clone());
+                .filter(|ix| offset > 1 && meta.as_ref() == Some(&ix.meta));
+            let paged = match known {
+                Some(ix) => page(provider, &target, ix, &meta, &display, offset, limit)?,
+                None => None,
+            };
+            match paged {
+                Some(answer) => answer,
+                None => {
+                    let (answer, index) = scan(provider, &target, meta, &display, offset, limit)?;
+                    if let Some(index) = index {
                         session.remember(key.clone(), index);
                     }
-                    (window.finish(&display, None), version)
+                    answer
                 }
             }
         }
@@ -116,6 +96,75 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
     let rendered = rendered.map_err(fail)?;
     session.policy.observe(key, version);
     Ok(rendered)
+}
+
+type Answer = (Result<String, FsError>, String);
+
+fn fail(e: FsError) -> ToolError {
+    ToolError::from_fs(Tool::Read, e)
+}
+
+/// A window of a large file read from its line index, or `None` when the
+/// file was swapped between the stat that matched the index and the open.
+fn page<P: Provider>(
+    provider: &P,
+    target: &P::Target,
+    ix: &LineIndex,
+    meta: &Option<String>,
+    display: &str,
+    offset: u64,
+    limit: u64,
+) -> Result<Option<Answer>, ToolError> {
+    let (start, line) = ix.resume_point(offset);
+    let mut window = Window::resume(offset, limit, line);
+    let mut stream = provider.stream_text(target, start).map_err(fail)?;
+    // The stat before and this one bracket the open: when both name the
+    // indexed metadata, the stream reads the indexed version.
+    if provider.stat(target).map_err(fail)?.map(|i| i.version) != *meta {
+        return Ok(None);
+    }
+    while !window.complete() {
+        match stream.next_chunk(STREAM_CHUNK).map_err(fail)? {
+            Some(chunk) => window.push(&chunk),
+            None => break,
+        }
+    }
+    Ok(Some((
+        window.finish(display, Some(ix.total)),
+        ix.version.clone(),
+    )))
+}
+
+/// A window of a large file from a scan of all of it, with the line index of
+/// the scanned version when the metadata did not move during the scan.
+fn scan<P: Provider>(
+    provider: &P,
+    target: &P::Target,
+    meta: Option<String>,
+    display: &str,
+    offset: u64,
+    limit: u64,
+) -> Result<(Answer, Option<LineIndex>), ToolError> {
+    let mut window = Window::new(offset, limit).indexing();
+    let mut stream = provider.stream_text(target, 0).map_err(fail)?;
+    while let Some(chunk) = stream.next_chunk(STREAM_CHUNK).map_err(fail)? {
+        window.push(&chunk);
+    }
+    let version = stream.version().ok_or_else(|| {
+        fail(FsError::new(
+            ErrorCode::IoError,
+            "the provider gave no version at the end of the stream",
+        ))
+    })?;
+    // A swap before the open would pair this content with the old metadata.
+    let after = provider.stat(target).map_err(fail)?.map(|i| i.version);
+    let index = match meta {
+        Some(meta) if after.as_ref() == Some(&meta) => {
+            Some(window.take_index(meta, version.clone()))
+        }
+        _ => None,
+    };
+    Ok(((window.finish(display, None), version), index))
 }
 
 /// Where each streamed chunk of one version of a large file began: lets the
