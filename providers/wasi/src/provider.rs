@@ -259,9 +259,7 @@ impl WasiProvider {
             Ok((mut file, st)) => {
                 // The content hash is needed only to honour a version guard.
                 let hash = if guarded {
-                    let mut bytes = Vec::new();
-                    file.read_to_end(&mut bytes).map_err(|e| map_io(e, shown))?;
-                    content_hash(&bytes)
+                    hash_file(&mut file, shown)?
                 } else {
                     0
                 };
@@ -278,7 +276,14 @@ impl WasiProvider {
                 .map(|(token, hash, _)| (token.as_str(), *hash)),
         )?;
         let perms = current.as_ref().and_then(|(_, _, p)| p.clone());
-        let after = replace_atomically(parent, name, content.as_bytes(), perms, shown)?;
+        let guard = match (&intent, &current) {
+            (Some(WriteIntent::CreateIfAbsent), _) => Guard::Absent,
+            (Some(WriteIntent::ReplaceIfVersion(_)), Some((token, _, _))) => {
+                Guard::Unchanged(token)
+            }
+            _ => Guard::None,
+        };
+        let after = replace_atomically(parent, name, content.as_bytes(), perms, guard, shown)?;
         Ok(WriteOutcome {
             operation: if current.is_some() {
                 WriteOperation::Updated
@@ -312,7 +317,8 @@ impl WasiProvider {
         }
         let spliced = splice::apply(&bytes, edit).map_err(|e| e.into_fs_error(shown))?;
         drop(bytes);
-        let after = replace_atomically(parent, name, &spliced.bytes, perms, shown)?;
+        let guard = Guard::Unchanged(&st.token);
+        let after = replace_atomically(parent, name, &spliced.bytes, perms, guard, shown)?;
         Ok(EditOutcome {
             replacements: spliced.replacements,
             version: version(&after.token, content_hash(&spliced.bytes)),
@@ -436,8 +442,28 @@ fn permissions(_: &File) -> Option<fs::Permissions> {
     None
 }
 
+/// The xxh3 content hash of an open file, read in chunks.
+fn hash_file(file: &mut File, shown: &str) -> Result<u128, FsError> {
+    let mut hasher = text::HashingWriter::new(io::sink());
+    io::copy(file, &mut hasher).map_err(|e| map_io(e, shown))?;
+    Ok(hasher.finish().0)
+}
+
+/// What must still hold of the target when the new content takes its place.
+enum Guard<'a> {
+    /// Nothing is there: a file created meanwhile by another program is kept.
+    Absent,
+    /// The target still has this metadata token (no neighbour replaced or
+    /// wrote it since it was checked).
+    Unchanged(&'a str),
+    /// Unconditional.
+    None,
+}
+
 /// Replaces `name` in `dir` by `bytes` atomically: a new temp file in the
-/// same directory, written, given `perms`, fsynced, renamed over `name`, and
+/// same directory, written, given `perms`, fsynced, then committed under
+/// `guard` — a create is a hard link that fails when the name exists, a
+/// guarded replacement stats the target again right before the rename — and
 /// the directory fsynced where the runtime allows it. The temp file is
 /// removed on any failure. Returns the new file's metadata.
 fn replace_atomically(
@@ -445,6 +471,7 @@ fn replace_atomically(
     name: &str,
     bytes: &[u8],
     perms: Option<fs::Permissions>,
+    guard: Guard<'_>,
     shown: &str,
 ) -> Result<Stat, FsError> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -466,14 +493,34 @@ fn replace_atomically(
         if let Some(perms) = perms {
             file.set_permissions(perms)?;
         }
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&tmp, &target)
+        file.sync_all()
     })();
-    if let Err(e) = written {
+    drop(file);
+    let committed = written
+        .map_err(|e| map_io(e, shown))
+        .and_then(|()| match guard {
+            Guard::Absent => match fs::hard_link(&tmp, &target) {
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(FsError::new(
+                    ErrorCode::NotObserved,
+                    format!("{shown} was created by another program meanwhile; read it first"),
+                )),
+                other => other.map_err(|e| map_io(e, shown)),
+            },
+            Guard::Unchanged(token) => match meta::stat_path(&target) {
+                Ok(now) if now.token == token => {
+                    fs::rename(&tmp, &target).map_err(|e| map_io(e, shown))
+                }
+                Ok(_) => Err(FsError::stale(shown)),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Err(vanished(shown)),
+                Err(e) => Err(map_io(e, shown)),
+            },
+            Guard::None => fs::rename(&tmp, &target).map_err(|e| map_io(e, shown)),
+        });
+    // After a create the temp name is a second link to the new file.
+    if committed.is_err() || matches!(guard, Guard::Absent) {
         let _ = fs::remove_file(&tmp);
-        return Err(map_io(e, shown));
     }
+    committed?;
     // Durability of the rename; a runtime that cannot open or sync
     // directories still has the renamed, fsynced file.
     if let Ok(d) = File::open(dir) {
