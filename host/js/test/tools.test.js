@@ -278,3 +278,35 @@ describe('the package API', () => {
     assert.equal(w.text('a.txt'), 'b\n');
   });
 });
+
+describe('hostile edits', () => {
+  test('a replace_all that would build gigabytes is refused before building it', () => {
+    const many = 'x\n'.repeat(1000);
+    const w = workspace({ 'f.txt': many });
+    w.ok('read', { file_path: 'f.txt' });
+    const edit = { file_path: 'f.txt', old_string: 'x', new_string: 'n'.repeat(2 << 20), replace_all: true };
+    const text = w.fails('edit', edit, 'FS_TOO_LARGE');
+    assert.match(text, /2097153000 bytes, more than the 16777216-byte limit/);
+    assert.equal(w.text('f.txt'), many);
+  });
+
+  test('the size is exact: CRLF endings and multi-byte text counted', () => {
+    const limit = 16 * 1024 * 1024;
+    const w = workspace({ 'w.txt': 'ä\r\nä\r\n' });
+    w.ok('read', { file_path: 'w.txt' });
+    // Two matches, each replaced by k bytes plus CRLF: 2k + 4 bytes.
+    const edit = (newString) => ({ file_path: 'w.txt', old_string: 'ä\n', new_string: newString, replace_all: true });
+    const over = edit(`${'x'.repeat((limit - 4) / 2 + 1)}\n`);
+    assert.match(w.fails('edit', over, 'FS_TOO_LARGE'), new RegExp(`w\\.txt ${limit + 2} bytes`));
+    assert.equal(w.text('w.txt'), 'ä\r\nä\r\n');
+    w.ok('edit', edit(`${'€'.repeat((limit - 4) / 6)}\n`));
+    assert.equal(w.provider.get('w.txt').length, limit);
+  });
+
+  test('millions of matches: counted, first ten lines named', () => {
+    const w = workspace({ 'm.txt': 'x\n'.repeat(2_000_000) });
+    w.ok('read', { file_path: 'm.txt', limit: 1 });
+    const text = w.fails('edit', { file_path: 'm.txt', old_string: 'x', new_string: 'y' }, 'FS_AMBIGUOUS_EDIT');
+    assert.match(text, /matches 2000000 places in m\.txt \(lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, …\)/);
+  });
+});

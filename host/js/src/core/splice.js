@@ -8,6 +8,26 @@ import { bomLength, decode } from './text.js';
 
 const encoder = new TextEncoder();
 
+/** Largest file an edit may produce: results are built in memory. */
+export const MAX_RESULT_BYTES = 16 * 1024 * 1024;
+/** Match lines an ambiguous-edit message names. */
+const SHOWN_MATCHES = 10;
+
+/** Bytes of `s` as UTF-8, without encoding it. */
+function utf8Length(s) {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
 /** Why an edit cannot be applied: a provider error code and the message naming `path`. */
 export class SpliceError {
   constructor(code, describe) {
@@ -72,46 +92,66 @@ export function apply(original, edit) {
   const replacement = foldCrlf(edit.newString);
   const { folded, crlfAt } = fold(text);
 
-  const matches = [];
+  // First pass: count the matches, keep the lines the message shows and the
+  // exact size of the result, so nothing is built past the limit.
+  const replacementLf = utf8Length(replacement);
+  const replacementCrlf = replacementLf + countLf(replacement, 0, replacement.length);
+  const oldBytes = utf8Length(old);
+  let count = 0;
+  let size = original.length;
+  const lines = [];
+  let line = 1;
+  let from = 0;
   for (let at = folded.indexOf(old); at !== -1; at = folded.indexOf(old, at + old.length)) {
-    matches.push(at);
-  }
-  if (matches.length === 0) {
-    throw new SpliceError('edit-not-found', (path) => `old_string was not found in ${path}`);
-  }
-  if (matches.length > 1 && !edit.replaceAll) {
-    const lines = [];
-    let line = 1;
-    let from = 0;
-    for (const at of matches) {
+    count++;
+    if (lines.length < SHOWN_MATCHES) {
       line += countLf(folded, from, at);
       from = at;
       lines.push(line);
     }
-    const more = lines.length > 10 ? ', …' : '';
-    throw new SpliceError(
-      'ambiguous-edit',
-      (path) =>
-        `old_string matches ${lines.length} places in ${path} (lines ${lines.slice(0, 10).join(', ')}${more})`,
-    );
-  }
-
-  const pieces = [];
-  let copied = 0; // offset in `text` up to which it is in `pieces`
-  for (const at of matches) {
     const start = unfold(crlfAt, at);
     const end = unfold(crlfAt, at + old.length);
-    pieces.push(text.slice(copied, start));
-    const crlf = usesCrlf(text, start, end);
-    pieces.push(crlf ? replacement.replaceAll('\n', '\r\n') : replacement);
+    const matched = oldBytes + (end - start - old.length);
+    size += (usesCrlf(text, start, end) ? replacementCrlf : replacementLf) - matched;
+  }
+  if (count === 0) {
+    throw new SpliceError('edit-not-found', (path) => `old_string was not found in ${path}`);
+  }
+  if (count > 1 && !edit.replaceAll) {
+    const more = count > lines.length ? ', …' : '';
+    throw new SpliceError(
+      'ambiguous-edit',
+      (path) => `old_string matches ${count} places in ${path} (lines ${lines.join(', ')}${more})`,
+    );
+  }
+  if (size > MAX_RESULT_BYTES) {
+    throw new SpliceError(
+      'too-large',
+      (path) =>
+        `the change would make ${path} ${size} bytes, more than the ${MAX_RESULT_BYTES}-byte limit ` +
+        '(nothing was changed; replace fewer places or use a shorter new_string)',
+    );
+  }
+  // Second pass: encode straight into a buffer of the exact size.
+  const bytes = new Uint8Array(size);
+  bytes.set(original.subarray(0, base));
+  let written = base;
+  const put = (piece) => {
+    written += encoder.encodeInto(piece, bytes.subarray(written)).written;
+  };
+  const replacementCrlfText = replacement.replaceAll('\n', '\r\n');
+  let copied = 0; // offset in `text` up to which it is encoded
+  let firstAt = -1;
+  for (let at = folded.indexOf(old); at !== -1; at = folded.indexOf(old, at + old.length)) {
+    if (firstAt === -1) firstAt = at;
+    const start = unfold(crlfAt, at);
+    const end = unfold(crlfAt, at + old.length);
+    put(text.slice(copied, start));
+    put(usesCrlf(text, start, end) ? replacementCrlfText : replacement);
     copied = end;
   }
-  pieces.push(text.slice(copied));
-  const body = encoder.encode(pieces.join(''));
-  const bytes = new Uint8Array(base + body.length);
-  bytes.set(original.subarray(0, base));
-  bytes.set(body, base);
-  return { bytes, replacements: matches.length, firstLine: countLf(folded, 0, matches[0]) + 1 };
+  put(text.slice(copied));
+  return { bytes, replacements: count, firstLine: countLf(folded, 0, firstAt) + 1 };
 }
 
 /**
