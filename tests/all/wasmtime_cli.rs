@@ -348,3 +348,49 @@ fn paths_outside_the_granted_directory_are_denied() {
     );
     assert_eq!(temp_leftovers(&ws.root), Vec::<PathBuf>::new());
 }
+
+/// Peak resident memory of the `wasmtime` process so far, in KiB.
+fn peak_rss_kib(cli: &Cli) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", cli.child.id())).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn hostile_calls_stay_bounded_under_the_stock_cli() {
+    let ws = Workspace::new();
+    let many = "x\n".repeat(1000);
+    ws.write("f.txt", &many);
+    let big: String = (1..=2_000_000)
+        .map(|n| format!("line {n:07} of a large file\n"))
+        .collect();
+    ws.write("big.txt", &big);
+    let mut cli = Cli::start(&ws.root);
+
+    // 1000 matches × 2 MiB: refused from the count, before anything is built.
+    ok(cli.call("read", json!({"file_path": "f.txt"})));
+    let explode = json!({"file_path": "f.txt", "old_string": "x", "new_string": "n".repeat(2 << 20), "replace_all": true});
+    let text = fails(cli.call("edit", explode), "FS_TOO_LARGE");
+    assert!(text.contains("16777216-byte limit"), "{text}");
+    assert_eq!(ws.bytes("f.txt"), many.as_bytes());
+
+    // A 60 MiB file: paged reads stream it; an edit is past the in-memory limit.
+    let page = ok(cli.call("read", json!({"file_path": "big.txt", "offset": 1_999_999})));
+    assert!(
+        page.contains("1999999: line 1999999 of a large file"),
+        "{page}"
+    );
+    let edit =
+        json!({"file_path": "big.txt", "old_string": "line 0000001 of", "new_string": "first"});
+    fails(cli.call("edit", edit), "FS_TOO_LARGE");
+    assert_eq!(ws.bytes("big.txt").len(), big.len());
+
+    let peak = peak_rss_kib(&cli);
+    eprintln!("wasmtime run, hostile calls: peak RSS {} MiB", peak >> 10);
+    assert!(
+        peak < crate::mcp_transport::RSS_LIMIT_KIB,
+        "peak RSS {peak} KiB"
+    );
+    cli.finish();
+    assert_eq!(temp_leftovers(&ws.root), Vec::<PathBuf>::new());
+}
