@@ -251,25 +251,29 @@ fn send_in_background(
 /// answers, then checks that it stopped reading requests (the sender cannot
 /// finish) and stayed within the memory limit.
 fn stall_and_check(server: &Server, sender: &thread::JoinHandle<ChildStdin>) {
-    thread::sleep(Duration::from_secs(2));
+    // Five seconds of not reading, watching the server's memory as it goes.
+    for _ in 0..50 {
+        thread::sleep(Duration::from_millis(100));
+        let peak = server.peak_rss_kib();
+        assert!(
+            peak < RSS_LIMIT_KIB,
+            "peak RSS {peak} KiB while stdout was not read"
+        );
+    }
     assert!(
         !sender.is_finished(),
         "the server read every request although its answers were not read"
-    );
-    let peak = server.peak_rss_kib();
-    assert!(
-        peak < RSS_LIMIT_KIB,
-        "peak RSS {peak} KiB while stdout was not read"
     );
 }
 
 #[test]
 fn client_not_reading_stdout_stops_the_server_reading_stdin() {
     let ws = Workspace::new();
-    // Lines of 512 bytes: each read answers with its 50 KiB output limit.
+    // Lines of 512 bytes: each read answers with its 50 KiB output limit,
+    // so the answers to all reads would be 150 MiB if the server took them.
     ws.write("wide.txt", format!("{}\n", "x".repeat(511)).repeat(2000));
     let mut server = Server::start(&ws);
-    let (reads, pings) = (200, 30_000);
+    let (reads, pings) = (3000, 30_000);
     let requests = (0..reads + pings).map(move |i| {
         let request = if i < reads {
             json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
