@@ -99,3 +99,49 @@ describe('listing contract (JS MemoryProvider)', () => {
     }
   });
 });
+
+describe('the listing through the component', () => {
+  const project = () =>
+    seeded({
+      'src/context.rs': Array.from({ length: 120 }, (_, i) => `// line ${i + 1}\n`).join(''),
+      'src/lib.rs': 'mod context;\n',
+      'src/util.rs': 'pub fn a() {}\n',
+      'src/util.ts': 'export {}\n',
+      'src/tools/read.rs': 'fn read() {}\n',
+      'README.md': '# project\n',
+    });
+  const read = (provider, path) => {
+    const r = createSession({ provider }).execute('read', { file_path: path });
+    assert.equal(r.isError, true, r.text);
+    return r.text;
+  };
+
+  test('a directory read lists its first entries, as on every host', () => {
+    assert.equal(
+      read(project(), 'src'),
+      'FS_NOT_REGULAR_FILE: src is a directory, not a file: 5 entries, listed below ' +
+        '(directories end with /). Read a file in it with file_path src/context.rs.\n' +
+        '  context.rs\n  lib.rs\n  tools/\n  util.rs\n  util.ts',
+    );
+  });
+
+  test('a missing path suggests the file meant, as on every host', () => {
+    const p = project();
+    const cases = [
+      ['src/Context.rs', 'Did you mean src/context.rs?'],
+      ['src/context', 'Did you mean src/context.rs?'],
+      ['context.rs', 'Did you mean src/context.rs?'],
+      ['Src/context.rs', 'Did you mean src/context.rs?'],
+      ['src/read.rs', 'Did you mean src/tools/read.rs?'],
+      ['src/context.rs:99', 'use file_path src/context.rs with offset=99.'],
+    ];
+    for (const [path, hint] of cases) {
+      assert.equal(read(p, path), `FS_NOT_FOUND: ${path} does not exist. ${hint}`, path);
+    }
+    assert.equal(
+      read(p, 'src/Util'),
+      'FS_NOT_FOUND: src/Util does not exist. Similar existing paths are below; ' +
+        'use one as file_path.\n  src/util.rs\n  src/util.ts',
+    );
+  });
+});

@@ -1,0 +1,346 @@
+//! What a missing path or a directory answers with: up to three close
+//! existing paths (a case difference, a missing or extra extension, the same
+//! name in a nearby directory, `path:N` for `path` at line N), found with a
+//! fixed budget of listings, and a directory's first entries.
+
+use super::plural;
+use crate::error::{Tool, ToolError};
+use crate::provider::{Listing, Provider};
+use dsh_fs_core::{DirEntry, DirEntryKind, EntryKind, ErrorCode, FsError};
+
+/// Most directories listed while looking for similar paths.
+const MAX_LISTINGS: u32 = 16;
+/// Most entries read across those listings.
+const MAX_ENTRIES: usize = 8192;
+/// Entries asked for per listing page.
+const PAGE: u32 = 512;
+/// Most similar paths suggested.
+const MAX_SUGGESTIONS: usize = 3;
+/// Entries a directory read shows.
+const SHOWN_ENTRIES: usize = 50;
+
+/// FS_NOT_FOUND for `display` (a root-relative path), naming the similar
+/// existing files; for `edit`, also how to create it.
+#[cold]
+pub(super) fn not_found<P: Provider>(provider: &P, tool: Tool, display: &str) -> ToolError {
+    let plain = || ToolError::from_fs(tool, FsError::not_found(display));
+    if let Some((base, line)) = split_line_suffix(display)
+        && is_file(provider, base)
+    {
+        let offset = match tool {
+            Tool::Read => format!(" with offset={line}"),
+            _ => format!(" (line {line} is where to look)"),
+        };
+        return found(
+            plain(),
+            format!("use file_path {base}{offset}."),
+            Vec::new(),
+        );
+    }
+    let similar = Finder::new(provider).similar(display);
+    let create = if tool == Tool::Edit {
+        ", or use write to create a new file"
+    } else {
+        ""
+    };
+    match similar.as_slice() {
+        [] => plain(),
+        [one] => {
+            let otherwise = if tool == Tool::Edit {
+                " Otherwise, use write to create a new file."
+            } else {
+                ""
+            };
+            found(
+                plain(),
+                format!("Did you mean {one}?{otherwise}"),
+                Vec::new(),
+            )
+        }
+        more => {
+            let list = more.iter().map(|p| format!("  {p}")).collect();
+            let hint = format!("Similar existing paths are below; use one as file_path{create}.");
+            found(plain(), hint, list)
+        }
+    }
+}
+
+/// The answer to a read of something that is not a regular file: for a
+/// directory, its first entries and how to read one.
+#[cold]
+pub(super) fn not_a_file<P: Provider>(
+    provider: &P,
+    target: &P::Target,
+    display: &str,
+    err: FsError,
+) -> ToolError {
+    let is_dir = matches!(provider.stat(target), Ok(Some(i)) if i.kind == EntryKind::Directory);
+    let listing = is_dir
+        .then(|| provider.list_dir(target))
+        .and_then(Result::ok);
+    let Some(mut listing) = listing else {
+        return ToolError::from_fs(Tool::Read, err);
+    };
+    let mut shown: Vec<DirEntry> = Vec::new();
+    let mut total = 0u64;
+    let mut capped = false;
+    loop {
+        match listing.next_entries(4096) {
+            Ok(page) if page.is_empty() => break,
+            Ok(page) => {
+                total += page.len() as u64;
+                let room = SHOWN_ENTRIES.saturating_sub(shown.len());
+                shown.extend(page.into_iter().take(room));
+            }
+            Err(_) => {
+                capped = true;
+                break;
+            }
+        }
+    }
+    let prefix = if display == "." {
+        String::new()
+    } else {
+        format!("{display}/")
+    };
+    let example = shown
+        .iter()
+        .find(|e| e.kind == DirEntryKind::File)
+        .map_or_else(
+            || format!("{prefix}NAME"),
+            |e| format!("{prefix}{}", e.name),
+        );
+    let count = if capped {
+        format!("at least {total} entries")
+    } else {
+        plural(total, "entry", "entries")
+    };
+    let which = if shown.len() as u64 == total {
+        "listed below".to_owned()
+    } else {
+        format!("the first {} listed below", shown.len())
+    };
+    let message = format!(
+        "{display} is a directory, not a file: {count}, {which} (directories end with /). \
+Read a file in it with file_path {example}."
+    );
+    let detail = shown
+        .iter()
+        .map(|e| {
+            let mark = if e.kind == DirEntryKind::Directory {
+                "/"
+            } else {
+                ""
+            };
+            format!("  {}{mark}", crate::error::one_line(e.name.clone()))
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    ToolError {
+        code: ErrorCode::NotRegularFile.as_str().into(),
+        message: crate::error::one_line(message),
+        detail,
+    }
+}
+
+/// `plain` with `hint` after its first sentence and `list` under the line.
+fn found(plain: ToolError, hint: String, list: Vec<String>) -> ToolError {
+    let cut = plain
+        .message
+        .find(". ")
+        .map_or(plain.message.len(), |i| i + 1);
+    ToolError {
+        message: crate::error::one_line(format!("{} {hint}", &plain.message[..cut])),
+        detail: list.join("\n"),
+        ..plain
+    }
+}
+
+/// `src/a.rs:99` (or `src/a.rs:99:5`) as `("src/a.rs", 99)`.
+fn split_line_suffix(path: &str) -> Option<(&str, u64)> {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let (base, last) = path.rsplit_once(':')?;
+    if !digits(last) {
+        return None;
+    }
+    // A `:column` after the line is dropped.
+    let (base, line) = match base.rsplit_once(':') {
+        Some((b, l)) if digits(l) => (b, l),
+        _ => (base, last),
+    };
+    let line = line.parse().ok().filter(|n| *n > 0)?;
+    (!base.is_empty()).then_some((base, line))
+}
+
+fn is_file<P: Provider>(provider: &P, path: &str) -> bool {
+    let target = provider.resolve(path);
+    matches!(target.and_then(|t| provider.stat(&t)), Ok(Some(i)) if i.kind == EntryKind::File)
+}
+
+/// How close an entry's name is to the wanted one; lower is closer.
+fn closeness(wanted: &str, name: &str) -> Option<u8> {
+    if name == wanted {
+        return Some(0);
+    }
+    let (w, n) = (wanted.to_lowercase(), name.to_lowercase());
+    if w == n {
+        return Some(1);
+    }
+    let stem = |s: &str| s.rsplit_once('.').map_or(s.len(), |(b, _)| b.len());
+    let (ws, ns) = (&w[..stem(&w)], &n[..stem(&n)]);
+    if ns == w || ws == n || (!ws.is_empty() && ws == ns) {
+        return Some(2);
+    }
+    let budget = (w.chars().count() / 5).clamp(1, 2);
+    (ws.chars().count() >= 4 && strsim::levenshtein(&w, &n) <= budget).then_some(3)
+}
+
+/// Looks for existing files close to a missing path within a fixed budget.
+struct Finder<'p, P> {
+    provider: &'p P,
+    listings: u32,
+    entries: usize,
+}
+
+impl<'p, P: Provider> Finder<'p, P> {
+    fn new(provider: &'p P) -> Self {
+        Finder {
+            provider,
+            listings: 0,
+            entries: 0,
+        }
+    }
+
+    /// The entries of `dir` ("" for the root), or `None` when it cannot be
+    /// listed or the budget is spent; a listing cut by the budget is partial.
+    fn children(&mut self, dir: &str) -> Option<Vec<DirEntry>> {
+        if self.listings >= MAX_LISTINGS || self.entries >= MAX_ENTRIES {
+            return None;
+        }
+        self.listings += 1;
+        let target = self
+            .provider
+            .resolve(if dir.is_empty() { "." } else { dir })
+            .ok()?;
+        let mut listing = self.provider.list_dir(&target).ok()?;
+        let mut out = Vec::new();
+        while self.entries < MAX_ENTRIES {
+            let page = listing.next_entries(PAGE).ok()?;
+            if page.is_empty() {
+                break;
+            }
+            self.entries += page.len();
+            out.extend(page);
+        }
+        Some(out)
+    }
+
+    /// Up to [`MAX_SUGGESTIONS`] existing files close to `path`, closest first.
+    fn similar(&mut self, path: &str) -> Vec<String> {
+        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+        if name.is_empty() || name == "." {
+            return Vec::new();
+        }
+        let Some((found_dir, entries)) = self.find_dir(dir) else {
+            return Vec::new();
+        };
+        // In a corrected directory the very name is a suggestion too.
+        let least = u8::from(found_dir == dir);
+        let dir = found_dir;
+        // (closeness, distance in directories, path)
+        let mut found: Vec<(u8, u8, String)> = Vec::new();
+        let mut subdirs = Vec::new();
+        for e in &entries {
+            if e.kind == DirEntryKind::Directory {
+                subdirs.push(join(&dir, &e.name));
+            } else if e.kind == DirEntryKind::File
+                && let Some(c) = closeness(name, &e.name).filter(|c| *c >= least)
+            {
+                found.push((c, 0, join(&dir, &e.name)));
+            }
+        }
+        // The same name in a nearby directory: below, then beside, then above.
+        let mut nearby = subdirs;
+        if let Some((up, _)) = dir
+            .rsplit_once('/')
+            .or((!dir.is_empty()).then_some(("", "")))
+        {
+            nearby.push(up.to_owned());
+        }
+        for near in nearby {
+            let Some(entries) = self.children(&near) else {
+                continue;
+            };
+            for e in entries.iter().filter(|e| e.kind == DirEntryKind::File) {
+                if let Some(c) = closeness(name, &e.name).filter(|c| *c <= 2) {
+                    found.push((c, 1, join(&near, &e.name)));
+                }
+            }
+        }
+        found.sort();
+        found.dedup_by(|a, b| a.2 == b.2);
+        found
+            .into_iter()
+            .take(MAX_SUGGESTIONS)
+            .map(|(_, _, p)| p)
+            .collect()
+    }
+
+    /// The directory `dir` names, with a misspelt or wrongly cased component
+    /// replaced by the existing directory closest to it, or else its deepest
+    /// existing ancestor; and its entries.
+    fn find_dir(&mut self, dir: &str) -> Option<(String, Vec<DirEntry>)> {
+        if let Some(entries) = self.children(dir) {
+            return Some((dir.to_owned(), entries));
+        }
+        let mut at = String::new();
+        let mut entries = self.children("")?;
+        for part in dir.split('/').filter(|p| !p.is_empty() && *p != ".") {
+            let closest = entries
+                .iter()
+                .filter(|e| e.kind == DirEntryKind::Directory)
+                .filter_map(|e| closeness(part, &e.name).map(|c| (c, &e.name)))
+                .min();
+            let Some((_, next)) = closest else { break };
+            let next = join(&at, next);
+            let Some(below) = self.children(&next) else {
+                break;
+            };
+            (at, entries) = (next, below);
+        }
+        Some((at, entries))
+    }
+}
+
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() || dir == "." {
+        name.to_owned()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_suffixes() {
+        assert_eq!(split_line_suffix("src/a.rs:99"), Some(("src/a.rs", 99)));
+        assert_eq!(split_line_suffix("src/a.rs:99:5"), Some(("src/a.rs", 99)));
+        assert_eq!(split_line_suffix("src/a.rs"), None);
+        assert_eq!(split_line_suffix("a:b"), None);
+        assert_eq!(split_line_suffix("a.rs:0"), None);
+    }
+
+    #[test]
+    fn closeness_ranks_case_then_extension_then_typos() {
+        assert_eq!(closeness("Context.rs", "context.rs"), Some(1));
+        assert_eq!(closeness("context", "context.rs"), Some(2));
+        assert_eq!(closeness("context.rs.bak", "context.rs"), Some(2));
+        assert_eq!(closeness("context.ts", "context.rs"), Some(2));
+        assert_eq!(closeness("contxt.rs", "context.rs"), Some(3));
+        assert_eq!(closeness("main.rs", "context.rs"), None);
+        assert_eq!(closeness("a.rs", "b.rs"), None);
+    }
+}
