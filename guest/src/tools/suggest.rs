@@ -33,7 +33,7 @@ pub(super) fn not_found<P: Provider>(provider: &P, tool: Tool, display: &str) ->
         };
         return found(
             plain(),
-            format!("use file_path {base}{offset}."),
+            format!("Use file_path {base}{offset}."),
             Vec::new(),
         );
     }

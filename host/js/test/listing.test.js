@@ -133,7 +133,7 @@ describe('the listing through the component', () => {
       ['context.rs', 'Did you mean src/context.rs?'],
       ['Src/context.rs', 'Did you mean src/context.rs?'],
       ['src/read.rs', 'Did you mean src/tools/read.rs?'],
-      ['src/context.rs:99', 'use file_path src/context.rs with offset=99.'],
+      ['src/context.rs:99', 'Use file_path src/context.rs with offset=99.'],
     ];
     for (const [path, hint] of cases) {
       assert.equal(read(p, path), `FS_NOT_FOUND: ${path} does not exist. ${hint}`, path);

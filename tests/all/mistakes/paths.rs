@@ -39,11 +39,11 @@ fn a_missing_path_suggests_the_file_meant() {
         ("src/tools/lib.rs", "Did you mean src/lib.rs?"),
         (
             "src/context.rs:99",
-            "use file_path src/context.rs with offset=99.",
+            "Use file_path src/context.rs with offset=99.",
         ),
         (
             "src/context.rs:99:5",
-            "use file_path src/context.rs with offset=99.",
+            "Use file_path src/context.rs with offset=99.",
         ),
     ];
     for (path, hint) in cases {
