@@ -10,8 +10,8 @@ use dsh_fs_core::{DirEntry, DirEntryKind, EntryKind, ErrorCode, FsError};
 
 /// Most directories listed while looking for similar paths.
 const MAX_LISTINGS: u32 = 16;
-/// Most entries read across those listings.
-const MAX_ENTRIES: usize = 8192;
+/// Most entries read across those listings (only the best few are kept).
+const MAX_ENTRIES: usize = 65_536;
 /// Entries asked for per listing page.
 const PAGE: u32 = 512;
 /// Most similar paths suggested.
@@ -177,7 +177,9 @@ fn is_file<P: Provider>(provider: &P, path: &str) -> bool {
     matches!(target.and_then(|t| provider.stat(&t)), Ok(Some(i)) if i.kind == EntryKind::File)
 }
 
-/// How close an entry's name is to the wanted one; lower is closer.
+/// How close an entry's name is to the wanted one; lower is closer: the
+/// same name, a case difference, an extension added, dropped or changed, a
+/// typo (not a different number: `f10.rs` is not `f11.rs` misspelt).
 fn closeness(wanted: &str, name: &str) -> Option<u8> {
     if name == wanted {
         return Some(0);
@@ -191,15 +193,20 @@ fn closeness(wanted: &str, name: &str) -> Option<u8> {
     if ns == w || ws == n || (!ws.is_empty() && ws == ns) {
         return Some(2);
     }
+    let letters = |s: &str| s.replace(|c: char| c.is_ascii_digit(), "");
     let budget = (w.chars().count() / 5).clamp(1, 2);
-    (ws.chars().count() >= 4 && strsim::levenshtein(&w, &n) <= budget).then_some(3)
+    (ws.chars().count() >= 4 && letters(&w) != letters(&n) && strsim::levenshtein(&w, &n) <= budget)
+        .then_some(3)
 }
 
-/// Looks for existing files close to a missing path within a fixed budget.
+/// Looks for existing files close to a missing path within a fixed budget
+/// of listings and entries, holding only the best candidates.
 struct Finder<'p, P> {
     provider: &'p P,
     listings: u32,
     entries: usize,
+    /// (closeness, distance in directories, path), best first once sorted.
+    found: Vec<(u8, u8, String)>,
 }
 
 impl<'p, P: Provider> Finder<'p, P> {
@@ -208,58 +215,75 @@ impl<'p, P: Provider> Finder<'p, P> {
             provider,
             listings: 0,
             entries: 0,
+            found: Vec::new(),
         }
     }
 
-    /// The entries of `dir` ("" for the root), or `None` when it cannot be
-    /// listed or the budget is spent; a listing cut by the budget is partial.
-    fn children(&mut self, dir: &str) -> Option<Vec<DirEntry>> {
+    /// Calls `each` on the entries of `dir` ("" for the root) until the
+    /// budget is spent; false when it cannot be listed or no budget is left.
+    fn visit(&mut self, dir: &str, mut each: impl FnMut(&DirEntry)) -> bool {
         if self.listings >= MAX_LISTINGS || self.entries >= MAX_ENTRIES {
-            return None;
+            return false;
         }
         self.listings += 1;
-        let target = self
-            .provider
-            .resolve(if dir.is_empty() { "." } else { dir })
-            .ok()?;
-        let mut listing = self.provider.list_dir(&target).ok()?;
-        let mut out = Vec::new();
+        let shown = if dir.is_empty() { "." } else { dir };
+        let Ok(target) = self.provider.resolve(shown) else {
+            return false;
+        };
+        let Ok(mut listing) = self.provider.list_dir(&target) else {
+            return false;
+        };
         while self.entries < MAX_ENTRIES {
-            let page = listing.next_entries(PAGE).ok()?;
-            if page.is_empty() {
-                break;
+            match listing.next_entries(PAGE) {
+                Ok(page) if !page.is_empty() => {
+                    self.entries += page.len();
+                    page.iter().for_each(&mut each);
+                }
+                _ => break,
             }
-            self.entries += page.len();
-            out.extend(page);
         }
-        Some(out)
+        true
+    }
+
+    fn keep(&mut self, candidate: (u8, u8, String)) {
+        self.found.push(candidate);
+        if self.found.len() > 64 {
+            self.found.sort();
+            self.found.truncate(MAX_SUGGESTIONS);
+        }
     }
 
     /// Up to [`MAX_SUGGESTIONS`] existing files close to `path`, closest first.
-    fn similar(&mut self, path: &str) -> Vec<String> {
-        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+    fn similar(mut self, path: &str) -> Vec<String> {
+        let (wanted_dir, name) = path.rsplit_once('/').unwrap_or(("", path));
         if name.is_empty() || name == "." {
             return Vec::new();
         }
-        let Some((found_dir, entries)) = self.find_dir(dir) else {
-            return Vec::new();
-        };
+        let dir = self.find_dir(wanted_dir);
         // In a corrected directory the very name is a suggestion too.
-        let least = u8::from(found_dir == dir);
-        let dir = found_dir;
-        // (closeness, distance in directories, path)
-        let mut found: Vec<(u8, u8, String)> = Vec::new();
+        let least = u8::from(dir == wanted_dir);
+        let mut hits = Vec::new();
         let mut subdirs = Vec::new();
-        for e in &entries {
+        let listed = self.visit(&dir, |e| {
             if e.kind == DirEntryKind::Directory {
-                subdirs.push(join(&dir, &e.name));
+                if subdirs.len() < MAX_LISTINGS as usize {
+                    subdirs.push(join(&dir, &e.name));
+                }
             } else if e.kind == DirEntryKind::File
                 && let Some(c) = closeness(name, &e.name).filter(|c| *c >= least)
             {
-                found.push((c, 0, join(&dir, &e.name)));
+                hits.push((c, 0, join(&dir, &e.name)));
+                if hits.len() > 64 {
+                    hits.sort();
+                    hits.truncate(MAX_SUGGESTIONS);
+                }
             }
+        });
+        if !listed {
+            return Vec::new();
         }
-        // The same name in a nearby directory: below, then beside, then above.
+        hits.into_iter().for_each(|h| self.keep(h));
+        // The same name in a nearby directory: below, then above.
         let mut nearby = subdirs;
         if let Some((up, _)) = dir
             .rsplit_once('/')
@@ -268,17 +292,24 @@ impl<'p, P: Provider> Finder<'p, P> {
             nearby.push(up.to_owned());
         }
         for near in nearby {
-            let Some(entries) = self.children(&near) else {
-                continue;
-            };
-            for e in entries.iter().filter(|e| e.kind == DirEntryKind::File) {
-                if let Some(c) = closeness(name, &e.name).filter(|c| *c <= 2) {
-                    found.push((c, 1, join(&near, &e.name)));
+            let mut hits = Vec::new();
+            self.visit(&near, |e| {
+                if e.kind == DirEntryKind::File
+                    && let Some(c) = closeness(name, &e.name).filter(|c| *c <= 2)
+                {
+                    hits.push((c, 1, join(&near, &e.name)));
+                    hits.truncate(MAX_SUGGESTIONS);
                 }
-            }
+            });
+            hits.into_iter().for_each(|h| self.keep(h));
         }
+        let mut found = self.found;
         found.sort();
         found.dedup_by(|a, b| a.2 == b.2);
+        // A typo is only worth naming when nothing closer exists.
+        if found.first().is_some_and(|f| f.0 < 3) {
+            found.retain(|f| f.0 < 3);
+        }
         found
             .into_iter()
             .take(MAX_SUGGESTIONS)
@@ -286,29 +317,32 @@ impl<'p, P: Provider> Finder<'p, P> {
             .collect()
     }
 
-    /// The directory `dir` names, with a misspelt or wrongly cased component
-    /// replaced by the existing directory closest to it, or else its deepest
-    /// existing ancestor; and its entries.
-    fn find_dir(&mut self, dir: &str) -> Option<(String, Vec<DirEntry>)> {
-        if let Some(entries) = self.children(dir) {
-            return Some((dir.to_owned(), entries));
+    /// The directory `dir` names if it exists; else the path with each
+    /// misspelt or wrongly cased component replaced by the closest existing
+    /// directory, as deep as one is found.
+    fn find_dir(&mut self, dir: &str) -> String {
+        let is_dir = |p: &P, d: &str| {
+            let d = if d.is_empty() { "." } else { d };
+            matches!(p.resolve(d).and_then(|t| p.stat(&t)), Ok(Some(i)) if i.kind == EntryKind::Directory)
+        };
+        if is_dir(self.provider, dir) {
+            return dir.to_owned();
         }
         let mut at = String::new();
-        let mut entries = self.children("")?;
         for part in dir.split('/').filter(|p| !p.is_empty() && *p != ".") {
-            let closest = entries
-                .iter()
-                .filter(|e| e.kind == DirEntryKind::Directory)
-                .filter_map(|e| closeness(part, &e.name).map(|c| (c, &e.name)))
-                .min();
+            let mut closest: Option<(u8, String)> = None;
+            self.visit(&at, |e| {
+                if e.kind == DirEntryKind::Directory
+                    && let Some(c) = closeness(part, &e.name)
+                    && closest.as_ref().is_none_or(|(b, _)| c < *b)
+                {
+                    closest = Some((c, e.name.clone()));
+                }
+            });
             let Some((_, next)) = closest else { break };
-            let next = join(&at, next);
-            let Some(below) = self.children(&next) else {
-                break;
-            };
-            (at, entries) = (next, below);
+            at = join(&at, &next);
         }
-        Some((at, entries))
+        at
     }
 }
 
@@ -342,5 +376,6 @@ mod tests {
         assert_eq!(closeness("contxt.rs", "context.rs"), Some(3));
         assert_eq!(closeness("main.rs", "context.rs"), None);
         assert_eq!(closeness("a.rs", "b.rs"), None);
+        assert_eq!(closeness("file10.rs", "file11.rs"), None);
     }
 }
