@@ -144,7 +144,7 @@ listing_suite!(
 
 #[cfg(unix)]
 #[test]
-fn local_symlinks_are_listed_never_followed() {
+fn local_symlinks_are_listed_never_followed_and_fifos_are_other() {
     use std::os::unix::fs::symlink;
     let f = Local::new();
     let ws = &f.0;
@@ -153,8 +153,10 @@ fn local_symlinks_are_listed_never_followed() {
     symlink(&ws.outside, ws.path("outdir")).unwrap();
     symlink("loop", ws.path("loop")).unwrap();
     symlink("real", ws.path("alias")).unwrap();
+    let fifo = std::ffi::CString::new(ws.path("pipe").to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
     let p = f.provider();
-    use DirEntryKind::{Directory, Symlink};
+    use DirEntryKind::{Directory, Other, Symlink};
     assert_eq!(
         rows(list(&*p, ".", 2).unwrap()),
         want(&[
@@ -162,6 +164,7 @@ fn local_symlinks_are_listed_never_followed() {
             ("loop", Symlink, 0),
             ("out", Symlink, 0),
             ("outdir", Symlink, 0),
+            ("pipe", Other, 0),
             ("real", Directory, 0),
         ])
     );
@@ -196,10 +199,10 @@ fn store_keys_outside_the_prefix_are_never_listed() {
     f.0.put("other/secret.txt", b"3");
     f.0.put("ws.txt", b"4");
     let p = f.provider();
-    assert_eq!(
-        rows(list(&*p, ".", 10).unwrap()),
-        want(&[("mine.txt", DirEntryKind::File, 1)])
-    );
+    let entries = list(&*p, ".", 10).unwrap();
+    // S3 reports when each object was last written.
+    assert!(entries[0].modified.is_some(), "{entries:?}");
+    assert_eq!(rows(entries), want(&[("mine.txt", DirEntryKind::File, 1)]));
 }
 
 #[test]

@@ -357,6 +357,7 @@ fn directory_reads_and_path_suggestions_match_the_native_host() {
     ws.write("src/context.rs", "fn main() {}\n");
     ws.write("src/tools/read.rs", "x\n");
     symlink(ws.outside.join("secret.txt"), ws.path("src/secret.txt")).unwrap();
+    symlink("loop", ws.path("src/loop")).unwrap();
     let mut native = ws.session();
     let mut cli = Cli::start(&ws.root);
     for path in [
@@ -379,7 +380,7 @@ fn directory_reads_and_path_suggestions_match_the_native_host() {
         "FS_NOT_REGULAR_FILE",
     );
     assert!(
-        listed.ends_with("  context.rs\n  secret.txt\n  tools/"),
+        listed.ends_with("  context.rs\n  loop\n  secret.txt\n  tools/"),
         "{listed}"
     );
     cli.finish();
