@@ -19,6 +19,7 @@
 #![deny(missing_docs)]
 
 mod error;
+pub mod listing;
 pub mod seam;
 pub mod splice;
 pub mod stream_splice;
@@ -27,8 +28,8 @@ mod types;
 
 pub use error::{ErrorCode, FsError};
 pub use types::{
-    EditOutcome, EditRequest, EntryKind, FsInfo, TextContent, Version, WriteIntent, WriteOperation,
-    WriteOutcome,
+    DirEntry, DirEntryKind, EditOutcome, EditRequest, EntryKind, FsInfo, TextContent, Version,
+    WriteIntent, WriteOperation, WriteOutcome,
 };
 
 /// Files at or above this size are read through `stream-text`, never whole.

@@ -94,3 +94,29 @@ pub struct EditOutcome {
     /// 1-based line where the first replacement starts.
     pub first_line: u64,
 }
+
+/// What a directory entry is, without following links.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DirEntryKind {
+    /// A regular file.
+    File,
+    /// A directory or object-store prefix.
+    Directory,
+    /// A symbolic link, never followed.
+    Symlink,
+    /// FIFO, socket, device.
+    Other,
+}
+
+/// One entry of a directory listing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirEntry {
+    /// One path component, valid UTF-8.
+    pub name: String,
+    /// What the entry is, without following links.
+    pub kind: DirEntryKind,
+    /// Bytes for files, 0 otherwise.
+    pub size: u64,
+    /// Nanoseconds since the Unix epoch, when the backend knows it.
+    pub modified: Option<u64>,
+}

@@ -17,6 +17,7 @@ const TEXT: &str = "alpha\nbeta\r\ngamma\n";
 impl Provider for OneFile {
     type Target = String;
     type Stream = Never;
+    type Listing = Never;
 
     fn resolve(&self, path: &str) -> Result<String, FsError> {
         if path.is_empty() || path.contains('\0') {
@@ -49,9 +50,21 @@ impl Provider for OneFile {
         let out = dsh_fs_core::splice::apply(TEXT.as_bytes(), edit).map_err(|e| e.into_fs_error("a.txt"))?;
         Ok(EditOutcome { replacements: out.replacements, version: "v3".into(), first_line: out.first_line })
     }
+    fn list_dir(&self, t: &String) -> Result<Never, FsError> {
+        Err(FsError::not_found(t))
+    }
 }
 
-/// `OneFile` never streams.
+impl dsh_fs_tools::Listing for Never {
+    fn next_entries(&mut self, _: u32) -> Result<Vec<dsh_fs_core::DirEntry>, FsError> {
+        match *self {}
+    }
+    fn skipped(&self) -> u64 {
+        match *self {}
+    }
+}
+
+/// `OneFile` never streams or lists.
 enum Never {}
 
 impl TextStream for Never {

@@ -2,7 +2,7 @@
 //! exports `dsh:fs/tools` by forwarding to [`crate::Session`]. Nothing else
 //! lives here.
 
-use crate::provider::{Provider, TextStream};
+use crate::provider::{Listing, Provider, TextStream};
 use crate::tools;
 use dsh_fs_core as core;
 use std::cell::RefCell;
@@ -22,6 +22,7 @@ struct Imported;
 impl Provider for Imported {
     type Target = seam::Target;
     type Stream = seam::TextStream;
+    type Listing = seam::Listing;
 
     fn resolve(&self, path: &str) -> Result<seam::Target, core::FsError> {
         seam::resolve(path).map_err(Into::into)
@@ -104,6 +105,34 @@ impl Provider for Imported {
             version: o.version,
             first_line: o.first_line,
         })
+    }
+
+    fn list_dir(&self, target: &seam::Target) -> Result<seam::Listing, core::FsError> {
+        seam::list_dir(target).map_err(Into::into)
+    }
+}
+
+impl Listing for seam::Listing {
+    fn next_entries(&mut self, max: u32) -> Result<Vec<core::DirEntry>, core::FsError> {
+        let page = self.next(max)?;
+        Ok(page
+            .into_iter()
+            .map(|e| core::DirEntry {
+                name: e.name,
+                kind: match e.kind {
+                    wit::DirEntryKind::File => core::DirEntryKind::File,
+                    wit::DirEntryKind::Directory => core::DirEntryKind::Directory,
+                    wit::DirEntryKind::Symlink => core::DirEntryKind::Symlink,
+                    wit::DirEntryKind::Other => core::DirEntryKind::Other,
+                },
+                size: e.size,
+                modified: e.modified,
+            })
+            .collect())
+    }
+
+    fn skipped(&self) -> u64 {
+        seam::Listing::skipped(self)
     }
 }
 

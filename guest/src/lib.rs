@@ -21,5 +21,5 @@ pub mod tools;
 mod component;
 
 pub use error::ToolError;
-pub use provider::{Provider, TextStream};
+pub use provider::{Listing, Provider, TextStream};
 pub use tools::{Session, ToolDefinition, ToolResult, definitions};

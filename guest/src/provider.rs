@@ -3,7 +3,7 @@
 //! the component and over any native backend in tests and benchmarks.
 
 use dsh_fs_core::{
-    EditOutcome, EditRequest, FsError, FsInfo, TextContent, WriteIntent, WriteOutcome,
+    DirEntry, EditOutcome, EditRequest, FsError, FsInfo, TextContent, WriteIntent, WriteOutcome,
 };
 
 /// A filesystem the tools can use. See `wit/provider.wit` for the contract of
@@ -13,6 +13,8 @@ pub trait Provider {
     type Target;
     /// A chunked reader (the WIT `text-stream` resource).
     type Stream: TextStream;
+    /// A directory reader (the WIT `listing` resource).
+    type Listing: Listing;
 
     /// Turns a model path into a target, refusing paths outside the root.
     fn resolve(&self, path: &str) -> Result<Self::Target, FsError>;
@@ -41,6 +43,16 @@ pub trait Provider {
         edit: &EditRequest,
         expected: Option<&str>,
     ) -> Result<EditOutcome, FsError>;
+    /// The directory's entries in byte order of their names, links not followed.
+    fn list_dir(&self, target: &Self::Target) -> Result<Self::Listing, FsError>;
+}
+
+/// A one-pass reader of one directory's entries.
+pub trait Listing {
+    /// The next at most `max` entries; empty at the end.
+    fn next_entries(&mut self, max: u32) -> Result<Vec<DirEntry>, FsError>;
+    /// How many entries were skipped because their names are not UTF-8.
+    fn skipped(&self) -> u64;
 }
 
 /// A chunked reader of one file's decoded text.

@@ -2,11 +2,11 @@
 //! baseline measured in the same run (these machines are noisy; ratios are
 //! what to compare). Prints; asserts nothing.
 
-use crate::provider::{LocalProvider, Provider, Target, TextStream};
+use crate::provider::{Listing, LocalProvider, Provider, Target, TextStream};
 use crate::{Runtime, SessionOptions};
 use anyhow::{Context, Result, bail};
 use dsh_fs_core::{
-    EditOutcome, EditRequest, FsError, FsInfo, TextContent, WriteIntent, WriteOutcome,
+    DirEntry, EditOutcome, EditRequest, FsError, FsInfo, TextContent, WriteIntent, WriteOutcome,
 };
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -333,6 +333,7 @@ struct Native(Arc<dyn Provider>);
 impl dsh_fs_tools::Provider for Native {
     type Target = Target;
     type Stream = Box<dyn TextStream>;
+    type Listing = Box<dyn Listing>;
 
     fn resolve(&self, path: &str) -> Result<Target, FsError> {
         self.0.resolve(path)
@@ -367,6 +368,18 @@ impl dsh_fs_tools::Provider for Native {
         expected: Option<&str>,
     ) -> Result<EditOutcome, FsError> {
         self.0.edit_text(t, edit, expected)
+    }
+    fn list_dir(&self, t: &Target) -> Result<Box<dyn Listing>, FsError> {
+        self.0.list_dir(t)
+    }
+}
+
+impl dsh_fs_tools::Listing for Box<dyn Listing> {
+    fn next_entries(&mut self, max: u32) -> Result<Vec<DirEntry>, FsError> {
+        (**self).next_entries(max)
+    }
+    fn skipped(&self) -> u64 {
+        (**self).skipped()
     }
 }
 

@@ -3,7 +3,7 @@
 //! store's `ResourceTable`, and every value crosses through one exhaustive
 //! conversion.
 
-use crate::provider::{Provider, Target, TextStream};
+use crate::provider::{Listing, Provider, Target, TextStream};
 use crate::runtime::HostState;
 use dsh_fs_core as core;
 use wasmtime::component::Resource;
@@ -15,6 +15,7 @@ wasmtime::component::bindgen!({
     with: {
         "dsh:fs/provider.target": crate::provider::Target,
         "dsh:fs/provider.text-stream": crate::bindings::StreamHandle,
+        "dsh:fs/provider.listing": crate::bindings::ListingHandle,
     },
 });
 
@@ -23,6 +24,9 @@ pub use dsh::fs::types as wit;
 
 /// A provider's stream as a resource of the store.
 pub struct StreamHandle(pub Box<dyn TextStream>);
+
+/// A provider's directory listing as a resource of the store.
+pub struct ListingHandle(pub Box<dyn Listing>);
 
 type Res<T> = wasmtime::Result<Result<T, wit::FsError>>;
 
@@ -148,6 +152,14 @@ impl seam::Host for HostState {
             first_line: o.first_line,
         }))
     }
+
+    fn list_dir(&mut self, t: Resource<Target>) -> Res<Resource<ListingHandle>> {
+        let target = self.table.get(&t)?;
+        match self.provider.list_dir(target) {
+            Ok(listing) => Ok(Ok(self.hand_out(ListingHandle(listing))?)),
+            Err(e) => Ok(Err(e.into())),
+        }
+    }
 }
 
 impl seam::HostTarget for HostState {
@@ -182,6 +194,38 @@ impl seam::HostTextStream for HostState {
 
     fn drop(&mut self, s: Resource<StreamHandle>) -> wasmtime::Result<()> {
         self.table.delete(s)?;
+        self.live_resources -= 1;
+        Ok(())
+    }
+}
+
+impl seam::HostListing for HostState {
+    fn next(&mut self, l: Resource<ListingHandle>, max: u32) -> Res<Vec<wit::DirEntry>> {
+        let page = self.table.get_mut(&l)?.0.next_entries(max);
+        Ok(lift(page, |entries| {
+            entries
+                .into_iter()
+                .map(|e| wit::DirEntry {
+                    name: e.name,
+                    kind: match e.kind {
+                        core::DirEntryKind::File => wit::DirEntryKind::File,
+                        core::DirEntryKind::Directory => wit::DirEntryKind::Directory,
+                        core::DirEntryKind::Symlink => wit::DirEntryKind::Symlink,
+                        core::DirEntryKind::Other => wit::DirEntryKind::Other,
+                    },
+                    size: e.size,
+                    modified: e.modified,
+                })
+                .collect()
+        }))
+    }
+
+    fn skipped(&mut self, l: Resource<ListingHandle>) -> wasmtime::Result<u64> {
+        Ok(self.table.get(&l)?.0.skipped())
+    }
+
+    fn drop(&mut self, l: Resource<ListingHandle>) -> wasmtime::Result<()> {
+        self.table.delete(l)?;
         self.live_resources -= 1;
         Ok(())
     }

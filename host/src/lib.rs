@@ -38,12 +38,13 @@ pub mod provider;
 mod runtime;
 
 pub use dsh_fs_core::{
-    EditOutcome, EditRequest, EntryKind, ErrorCode, FsError, FsInfo, TextContent, Version,
-    WriteIntent, WriteOperation, WriteOutcome,
+    DirEntry, DirEntryKind, EditOutcome, EditRequest, EntryKind, ErrorCode, FsError, FsInfo,
+    TextContent, Version, WriteIntent, WriteOperation, WriteOutcome,
 };
 pub use object_store;
 pub use provider::{
-    LocalProvider, MemoryProvider, ObjectStoreProvider, Provider, S3Options, Target, TextStream,
+    Listing, LocalProvider, MemoryProvider, ObjectStoreProvider, Provider, S3Options, Target,
+    TextStream,
 };
 pub use runtime::{
     COMPONENT, COMPONENT_PATH, Limits, Runtime, RuntimeBuilder, Session, SessionOptions,

@@ -10,7 +10,7 @@ use dsh_fs::{
 use std::sync::Arc;
 
 /// A backend under test plus a side door to its storage.
-trait Fixture {
+pub(crate) trait Fixture {
     fn provider(&self) -> Arc<dyn Provider>;
     fn put(&self, path: &str, bytes: &[u8]);
     fn get(&self, path: &str) -> Option<Vec<u8>>;
@@ -21,10 +21,10 @@ trait Fixture {
     fn root(&self) -> String;
 }
 
-struct Local(Workspace, Arc<LocalProvider>);
+pub(crate) struct Local(pub(crate) Workspace, Arc<LocalProvider>);
 
 impl Local {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let ws = Workspace::new();
         let p = Arc::new(LocalProvider::new(&ws.root).unwrap());
         Local(ws, p)
@@ -57,10 +57,10 @@ impl Fixture for Local {
     }
 }
 
-struct Memory(Arc<MemoryProvider>);
+pub(crate) struct Memory(Arc<MemoryProvider>);
 
 impl Memory {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Memory(Arc::new(MemoryProvider::new()))
     }
 }
@@ -89,10 +89,10 @@ impl Fixture for Memory {
 
 /// The prefix `ws` of a bucket of its own on the test S3 server; a directory
 /// is a key with objects under it.
-struct Store(Bucket, Arc<ObjectStoreProvider>);
+pub(crate) struct Store(pub(crate) Bucket, Arc<ObjectStoreProvider>);
 
 impl Store {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let bucket = Bucket::new();
         let p = bucket.provider("ws");
         Store(bucket, p)

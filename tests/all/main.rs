@@ -9,6 +9,7 @@ mod contract;
 mod fidelity;
 mod hardening;
 mod hostile;
+mod listing;
 mod mcp;
 mod mcp_transport;
 mod mistakes;

@@ -2,6 +2,8 @@
 //! a real file: the file stays byte for byte as it was, and the answer names
 //! the cause, the fix and the place in one round trip.
 
+mod paths;
+
 use crate::{Workspace, call, code, ok};
 use serde_json::{Value, json};
 

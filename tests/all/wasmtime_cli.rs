@@ -394,3 +394,40 @@ fn hostile_calls_stay_bounded_under_the_stock_cli() {
     cli.finish();
     assert_eq!(temp_leftovers(&ws.root), Vec::<PathBuf>::new());
 }
+
+/// The listing through `wasi:filesystem`: the same answers as the native
+/// host for a directory read and a mistyped path, and links never followed.
+#[test]
+fn directory_reads_and_path_suggestions_match_the_native_host() {
+    let ws = Workspace::new();
+    ws.write("src/context.rs", "fn main() {}\n");
+    ws.write("src/tools/read.rs", "x\n");
+    symlink(ws.outside.join("secret.txt"), ws.path("src/secret.txt")).unwrap();
+    symlink("loop", ws.path("src/loop")).unwrap();
+    let mut native = ws.session();
+    let mut cli = Cli::start(&ws.root);
+    for path in [
+        "src",
+        "src/Context.rs",
+        "context.rs",
+        "src/context.rs:1",
+        "Secret.txt",
+    ] {
+        let text = cli.call("read", json!({"file_path": path}))["text"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let want = crate::call(&mut native, "read", json!({"file_path": path})).text;
+        assert_eq!(text, want, "{path}");
+        assert!(!text.contains("TOP SECRET"), "{text}");
+    }
+    let listed = fails(
+        cli.call("read", json!({"file_path": "src"})),
+        "FS_NOT_REGULAR_FILE",
+    );
+    assert!(
+        listed.ends_with("  context.rs\n  loop\n  secret.txt\n  tools/"),
+        "{listed}"
+    );
+    cli.finish();
+}

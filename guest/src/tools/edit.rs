@@ -126,7 +126,7 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
         // file is simply missing.
         Err(e) if e.code == ErrorCode::StaleVersion && expected.is_none() => {
             return Err(match session.provider.stat(&target) {
-                Ok(None) => fail(FsError::not_found(&display)),
+                Ok(None) => super::suggest::not_found(&session.provider, Tool::Edit, &display),
                 _ => fail(e),
             });
         }

@@ -15,6 +15,7 @@ mod args;
 mod diagnose;
 mod edit;
 mod read;
+mod suggest;
 mod write;
 
 pub use read::{LineIndex, MAX_LINE_CHARS, MAX_LINES, MAX_OUTPUT_BYTES, Window};
@@ -177,7 +178,7 @@ fn refuse_unobserved<P: Provider>(
 ) -> ToolError {
     let fail = |e| ToolError::from_fs(tool, e);
     match provider.stat(target) {
-        Ok(None) => fail(FsError::not_found(display)),
+        Ok(None) => suggest::not_found(provider, tool, display),
         Ok(Some(info)) => match info.kind {
             EntryKind::Directory => fail(FsError::new(
                 ErrorCode::NotRegularFile,

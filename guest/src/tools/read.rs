@@ -91,6 +91,12 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
                 }
             }
         }
+        Err(e) if e.code == ErrorCode::NotFound => {
+            return Err(super::suggest::not_found(provider, Tool::Read, &display));
+        }
+        Err(e) if e.code == ErrorCode::NotRegularFile => {
+            return Err(super::suggest::not_a_file(provider, &target, &display, e));
+        }
         Err(e) => return Err(fail(e)),
     };
     let rendered = rendered.map_err(fail)?;

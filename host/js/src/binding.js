@@ -1,5 +1,5 @@
 // Serves the component's `dsh:fs/provider` import from a JS provider object:
-// the `target` and `text-stream` resources as classes private to one
+// the `target`, `text-stream` and `listing` resources as classes private to one
 // instance, u64s as BigInts, and every failure as the `err` case the WIT
 // declares.
 //
@@ -14,6 +14,10 @@
 //       intent: null | { tag: 'create-if-absent' } | { tag: 'replace-if-version', val: version }
 //   editText(target, { oldString, newString, replaceAll }, expected: version | null)
 //                                        -> { replacements, version, firstLine }
+//   listDir(target)                      -> { next(max) -> [{ name, kind, size, modified }], skipped() -> number }
+//       kind: 'file'|'directory'|'symlink'|'other'; size in bytes for files, 0 otherwise;
+//       modified: ns since the Unix epoch or null; entries in byte order of their names,
+//       at most `max` per call, [] at the end (SortedListing in provider/contract.js does this)
 // and throws FsError for every failure; any other exception becomes `io-error`.
 // A value of the wrong shape cannot be lowered: the call fails like a trap
 // (see session.js).
@@ -46,6 +50,26 @@ export function providerImport(provider) {
     }
   }
 
+  class Listing {
+    next(max) {
+      return guard(() =>
+        inner
+          .get(this)
+          .next(max)
+          .map((e) => ({
+            name: e.name,
+            kind: e.kind,
+            size: BigInt(e.size ?? 0),
+            modified: u64(e.modified),
+          })),
+      );
+    }
+
+    skipped() {
+      return BigInt(inner.get(this).skipped?.() ?? 0);
+    }
+  }
+
   const wrap = (Class, value) => {
     const handle = new Class();
     inner.set(handle, value);
@@ -56,6 +80,7 @@ export function providerImport(provider) {
   return {
     Target,
     TextStream,
+    Listing,
     resolve: (path) => guard(() => wrap(Target, provider.resolve(path))),
     stat: (t) =>
       guard(() => {
@@ -73,6 +98,7 @@ export function providerImport(provider) {
         const outcome = provider.editText(target(t), edit, expected ?? null);
         return { ...outcome, firstLine: u64(outcome.firstLine) };
       }),
+    listDir: (t) => guard(() => wrap(Listing, provider.listDir(target(t)))),
   };
 }
 

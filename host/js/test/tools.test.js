@@ -27,7 +27,8 @@ function workspace(files = {}, options = {}) {
     const r = call(tool, args);
     assert.equal(r.isError, true, r.text);
     assert.equal(r.error?.code, code, r.text);
-    assert.equal(r.text, `${code}: ${r.error.message}`);
+    // The one line, then any quoted lines under it.
+    assert.equal(r.text.split('\n')[0], `${code}: ${r.error.message}`);
     return r.text;
   };
   return { provider, session, call, ok, fails, text: (p) => utf8.decode(provider.get(p)) };

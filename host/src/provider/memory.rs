@@ -3,13 +3,14 @@
 //! versions semantics, same byte-faithful edits as the local disk.
 
 use super::{
-    MAX_CHUNK, Provider, Target, TextStream, check_write_intent, display, normalize,
+    Listing, MAX_CHUNK, Provider, Target, TextStream, check_write_intent, display, normalize,
     splice_checked, vanished, version,
 };
+use dsh_fs_core::listing::{Collector, not_a_directory};
 use dsh_fs_core::text::{StreamDecoder, content_hash};
 use dsh_fs_core::{
-    EditOutcome, EditRequest, EntryKind, ErrorCode, FsError, FsInfo, TextContent, Version,
-    WriteIntent, WriteOperation, WriteOutcome, text,
+    DirEntryKind, EditOutcome, EditRequest, EntryKind, ErrorCode, FsError, FsInfo, TextContent,
+    Version, WriteIntent, WriteOperation, WriteOutcome, text,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -264,6 +265,47 @@ impl Provider for MemoryProvider {
             version: version(&format!("m{generation:x}"), hash),
             first_line: spliced.first_line,
         })
+    }
+
+    fn list_dir(&self, target: &Target) -> Result<Box<dyn Listing>, FsError> {
+        let shown = target.display_path();
+        let key = target.key();
+        let state = self.lock();
+        if state.files.contains_key(key) {
+            return Err(not_a_directory(shown));
+        }
+        if !state.is_dir(key) {
+            state.check_parents(key, shown)?;
+            return Err(FsError::not_found(shown));
+        }
+        let prefix = if key.is_empty() {
+            String::new()
+        } else {
+            format!("{key}/")
+        };
+        fn child<'k>(k: &'k str, prefix: &str) -> Option<&'k str> {
+            k.strip_prefix(prefix).filter(|rest| !rest.contains('/'))
+        }
+        let mut found = Collector::new(shown);
+        for dir in state
+            .dirs
+            .range(prefix.clone()..)
+            .take_while(|d| d.starts_with(&prefix))
+        {
+            if let Some(name) = child(dir, &prefix) {
+                found.push(Some(name.to_owned()), DirEntryKind::Directory, 0, None)?;
+            }
+        }
+        for (path, file) in state.files.range(prefix.clone()..) {
+            if !path.starts_with(&prefix) {
+                break;
+            }
+            if let Some(name) = child(path, &prefix) {
+                let size = file.bytes.len() as u64;
+                found.push(Some(name.to_owned()), DirEntryKind::File, size, None)?;
+            }
+        }
+        Ok(Box::new(found.finish()))
     }
 }
 

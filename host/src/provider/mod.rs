@@ -16,8 +16,10 @@ pub use self::object_store::{ObjectStoreProvider, S3Options};
 pub use local::LocalProvider;
 pub use memory::MemoryProvider;
 
+use dsh_fs_core::listing::SortedListing;
 use dsh_fs_core::{
-    EditOutcome, EditRequest, FsError, FsInfo, TextContent, Version, WriteIntent, WriteOutcome,
+    DirEntry, EditOutcome, EditRequest, FsError, FsInfo, TextContent, Version, WriteIntent,
+    WriteOutcome,
 };
 use std::fmt;
 
@@ -70,6 +72,34 @@ pub trait Provider: Send + Sync + fmt::Debug {
         edit: &EditRequest,
         expected: Option<&str>,
     ) -> Result<EditOutcome, FsError>;
+
+    /// The entries of the directory `target`, one level deep, in byte order
+    /// of their names; like `std::fs::read_dir`, but never following a
+    /// symlink (a link is listed as [`DirEntryKind::Symlink`](dsh_fs_core::DirEntryKind))
+    /// and never reading content. [`ErrorCode::NotFound`] when it is missing,
+    /// [`ErrorCode::NotDirectory`] when it is a file, [`ErrorCode::TooLarge`]
+    /// beyond [`dsh_fs_core::listing::MAX_ENTRIES`] entries. Names that are
+    /// not UTF-8 are skipped and counted.
+    fn list_dir(&self, target: &Target) -> Result<Box<dyn Listing>, FsError>;
+}
+
+/// A one-pass reader of one directory's entries, made by [`Provider::list_dir`].
+pub trait Listing: Send {
+    /// The next at most `max` entries (at least one while any remain); empty
+    /// at the end.
+    fn next_entries(&mut self, max: u32) -> Result<Vec<DirEntry>, FsError>;
+    /// How many entries were skipped because their names are not UTF-8.
+    fn skipped(&self) -> u64;
+}
+
+impl Listing for SortedListing {
+    fn next_entries(&mut self, max: u32) -> Result<Vec<DirEntry>, FsError> {
+        Ok(SortedListing::next_entries(self, max))
+    }
+
+    fn skipped(&self) -> u64 {
+        SortedListing::skipped(self)
+    }
 }
 
 /// A chunked reader made by [`Provider::stream_text`].

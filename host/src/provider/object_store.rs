@@ -6,9 +6,11 @@
 //! directories. The provider is synchronous, like the trait: it owns a small
 //! tokio runtime and blocks on it for each request.
 
+mod list;
+
 use super::{
-    Provider, Target, TextStream, check_write_intent, display, normalize, splice_checked, vanished,
-    version,
+    Listing, Provider, Target, TextStream, check_write_intent, display, normalize, splice_checked,
+    vanished, version,
 };
 use ::object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use ::object_store::path::Path as ObjectPath;
@@ -549,6 +551,13 @@ impl Provider for ObjectStoreProvider {
     ) -> Result<EditOutcome, FsError> {
         let loc = self.location(target.key(), target.display_path())?;
         self.on(self.edit(target, &loc, edit, expected))
+    }
+
+    /// Like the local `list_dir`, by one list-with-delimiter under the key:
+    /// objects are files, common prefixes directories.
+    fn list_dir(&self, target: &Target) -> Result<Box<dyn Listing>, FsError> {
+        let listing = self.on(self.list(target.key(), target.display_path()))?;
+        Ok(Box::new(listing))
     }
 }
 

@@ -4,6 +4,7 @@
 
 use crate::{Stream, Target, WasiProvider};
 use dsh_fs_core as core;
+use dsh_fs_core::listing::SortedListing;
 use std::cell::RefCell;
 use std::sync::OnceLock;
 
@@ -31,6 +32,7 @@ struct Component;
 impl api::Guest for Component {
     type Target = Target;
     type TextStream = StreamResource;
+    type Listing = ListingResource;
 
     fn resolve(path: String) -> Result<api::Target, wit::FsError> {
         Ok(api::Target::new(provider()?.resolve(&path)?))
@@ -97,6 +99,11 @@ impl api::Guest for Component {
             first_line: o.first_line,
         })
     }
+
+    fn list_dir(t: api::TargetBorrow<'_>) -> Result<api::Listing, wit::FsError> {
+        let listing = provider()?.list_dir(t.get())?;
+        Ok(api::Listing::new(ListingResource(RefCell::new(listing))))
+    }
 }
 
 impl api::GuestTarget for Target {
@@ -119,6 +126,33 @@ impl api::GuestTextStream for StreamResource {
 
     fn version(&self) -> Option<wit::Version> {
         self.0.borrow().version()
+    }
+}
+
+/// The exported `listing` resource.
+struct ListingResource(RefCell<SortedListing>);
+
+impl api::GuestListing for ListingResource {
+    fn next(&self, max: u32) -> Result<Vec<wit::DirEntry>, wit::FsError> {
+        let page = self.0.borrow_mut().next_entries(max);
+        Ok(page
+            .into_iter()
+            .map(|e| wit::DirEntry {
+                name: e.name,
+                kind: match e.kind {
+                    core::DirEntryKind::File => wit::DirEntryKind::File,
+                    core::DirEntryKind::Directory => wit::DirEntryKind::Directory,
+                    core::DirEntryKind::Symlink => wit::DirEntryKind::Symlink,
+                    core::DirEntryKind::Other => wit::DirEntryKind::Other,
+                },
+                size: e.size,
+                modified: e.modified,
+            })
+            .collect())
+    }
+
+    fn skipped(&self) -> u64 {
+        self.0.borrow().skipped()
     }
 }
 

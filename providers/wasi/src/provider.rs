@@ -3,6 +3,8 @@
 //! metadata plus a content hash, freshness is by content, writes are atomic
 //! (same-directory temp file, fsync, rename) and edits are byte-faithful.
 
+mod list;
+
 use crate::meta::{self, Stat};
 use crate::paths::file_name;
 use dsh_fs_core::seam::{

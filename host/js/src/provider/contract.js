@@ -152,3 +152,57 @@ export function spliceChecked(path, bytes, current, edit, expected) {
     throw e;
   }
 }
+
+/** Most entries one directory may have to be listed; more is `too-large`. */
+export const MAX_LIST_ENTRIES = 1_000_000;
+/** Most entries one listing page carries, whatever the caller asks for. */
+export const MAX_LIST_PAGE = 4096;
+
+/** Orders two names by their UTF-8 bytes (code point order, not UTF-16 units). */
+export function compareNames(a, b) {
+  const x = a[Symbol.iterator]();
+  const y = b[Symbol.iterator]();
+  for (;;) {
+    const p = x.next();
+    const q = y.next();
+    if (p.done || q.done) return (p.done ? 0 : 1) - (q.done ? 0 : 1);
+    const d = p.value.codePointAt(0) - q.value.codePointAt(0);
+    if (d !== 0) return d;
+  }
+}
+
+/**
+ * A listing over `entries` (`{ name, kind, size, modified }`, any order):
+ * sorted by name, handed out `next(max)` at a time, `too-large` beyond
+ * MAX_LIST_ENTRIES. `skipped` counts names a backend could not decode.
+ */
+export class SortedListing {
+  #entries;
+  #at = 0;
+  #skipped;
+
+  constructor(shown, entries, skipped = 0) {
+    if (entries.length + skipped > MAX_LIST_ENTRIES) {
+      throw new FsError(
+        'too-large',
+        `${shown} has more than ${MAX_LIST_ENTRIES} entries, too many to list`,
+      );
+    }
+    this.#entries = entries
+      .filter((e) => e.name !== '' && e.name !== '.' && e.name !== '..')
+      .sort((a, b) => compareNames(a.name, b.name));
+    this.#skipped = skipped;
+  }
+
+  /** The next at most `max` entries (at least one while any remain); [] at the end. */
+  next(max) {
+    const n = Math.min(Math.max(Number(max), 1), MAX_LIST_PAGE);
+    const page = this.#entries.slice(this.#at, this.#at + n);
+    this.#at += page.length;
+    return page;
+  }
+
+  skipped() {
+    return this.#skipped;
+  }
+}

@@ -7,6 +7,7 @@ import { contentHash } from '../core/hash.js';
 import { NotText, StreamDecoder, bomLength, decode } from '../core/text.js';
 import {
   FsError,
+  SortedListing,
   checkWriteIntent,
   display,
   normalize,
@@ -146,6 +147,34 @@ export class MemoryProvider {
       version: file.version,
       firstLine: spliced.firstLine,
     };
+  }
+
+  /**
+   * The directory's entries (one level) in byte order of their names:
+   * not-found when missing, not-directory for a file or under one.
+   */
+  listDir(target) {
+    const shown = target.displayPath;
+    const key = target.key;
+    if (this.#files.has(key)) throw new FsError('not-directory', `${shown} is not a directory`);
+    if (!this.#isDir(key)) {
+      this.#file(key, shown); // throws not-directory under a file, else not-found
+    }
+    const prefix = key === '' ? '' : `${key}/`;
+    const child = (k) => {
+      const rest = k.startsWith(prefix) ? k.slice(prefix.length) : null;
+      return rest && !rest.includes('/') ? rest : null;
+    };
+    const entries = [];
+    for (const dir of this.#dirs) {
+      const name = child(dir);
+      if (name) entries.push({ name, kind: 'directory', size: 0, modified: null });
+    }
+    for (const [path, file] of this.#files) {
+      const name = child(path);
+      if (name) entries.push({ name, kind: 'file', size: file.bytes.length, modified: null });
+    }
+    return new SortedListing(shown, entries);
   }
 
   // --- Storage ---

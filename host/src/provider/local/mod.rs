@@ -9,9 +9,11 @@
 
 mod commit;
 mod edit;
+mod list;
 
 use super::{
-    Provider, Target, TextStream, check_write_intent, display, normalize, vanished, version,
+    Listing, Provider, Target, TextStream, check_write_intent, display, normalize, vanished,
+    version,
 };
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, File, Metadata, MetadataExt, OpenOptions, OpenOptionsExt};
@@ -256,6 +258,11 @@ impl Provider for LocalProvider {
             edit,
             expected,
         })
+    }
+
+    fn list_dir(&self, target: &Target) -> Result<Box<dyn Listing>, FsError> {
+        let listing = list::list(&self.dir, target.key(), target.display_path())?;
+        Ok(Box::new(listing))
     }
 }
 
