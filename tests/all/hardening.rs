@@ -10,7 +10,7 @@ use crate::mcp_transport::{RSS_LIMIT_KIB, Server};
 use crate::object_store::Bucket;
 use crate::{Workspace, call, code, fails, ok, runtime};
 use dsh_fs::{
-    EditOutcome, EditRequest, FsError, FsInfo, Limits, MemoryProvider, Provider, Runtime,
+    EditOutcome, EditRequest, FsError, FsInfo, Limits, Listing, MemoryProvider, Provider, Runtime,
     SessionOptions, Target, TextContent, TextStream, WriteIntent, WriteOutcome,
 };
 use serde_json::json;
@@ -646,6 +646,9 @@ impl Provider for SwapBeforeOpen {
         expected: Option<&str>,
     ) -> Result<EditOutcome, FsError> {
         self.inner.edit_text(target, edit, expected)
+    }
+    fn list_dir(&self, target: &Target) -> Result<Box<dyn Listing>, FsError> {
+        self.inner.list_dir(target)
     }
 }
 
