@@ -113,7 +113,7 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
         }
         Err(e) => return Err(fail(e)),
     };
-    let rendered = rendered.map_err(fail)?;
+    let rendered = rendered?;
     session.policy.observe(key, version);
     Ok(rendered)
 }
@@ -345,7 +345,7 @@ impl Window {
 
     /// Completes the scan and renders header, lines and footer. `total` is
     /// the file's line count when the scan stopped early (from an index).
-    pub fn finish(mut self, path: &str, total: Option<u64>) -> Result<String, FsError> {
+    pub fn finish(mut self, path: &str, total: Option<u64>) -> Result<String, ToolError> {
         if self.open && self.collecting() && total.is_none() {
             self.end_line();
         } else if self.open && total.is_none() {
@@ -396,14 +396,17 @@ impl Window {
     }
 }
 
+/// An offset past the last line: an argument to fix, with the valid range.
 #[cold]
-fn past_end(path: &str, offset: u64, total: u64) -> FsError {
-    FsError::new(
-        ErrorCode::NotFound,
-        format!(
-            "offset {offset} is past the end of {path}, which has {}",
-            plural(total, "line", "lines")
-        ),
+fn past_end(path: &str, offset: u64, total: u64) -> ToolError {
+    let range = match total {
+        0 => format!("{path} is empty, so the only valid offset is 1"),
+        1 => format!("{path} has 1 line, so the only valid offset is 1"),
+        n => format!("{path} has {n} lines: valid offsets are 1–{n}"),
+    };
+    ToolError::invalid_args(
+        "read",
+        format_args!("offset {offset} is past the end; {range}"),
     )
 }
 
@@ -411,13 +414,18 @@ fn past_end(path: &str, offset: u64, total: u64) -> FsError {
 mod tests {
     use super::*;
 
-    fn render(text: &str, first: u64, limit: u64) -> Result<String, FsError> {
+    fn render(text: &str, first: u64, limit: u64) -> Result<String, ToolError> {
         let mut w = Window::new(first, limit);
         w.push(text);
         w.finish("f.txt", None)
     }
 
-    fn render_chunked(text: &str, first: u64, limit: u64, size: usize) -> Result<String, FsError> {
+    fn render_chunked(
+        text: &str,
+        first: u64,
+        limit: u64,
+        size: usize,
+    ) -> Result<String, ToolError> {
         let mut w = Window::new(first, limit);
         let mut rest = text;
         while !rest.is_empty() {
@@ -432,7 +440,7 @@ mod tests {
     }
 
     /// Pages through `text` as the index allows, chunk size `size`.
-    fn render_paged(text: &str, first: u64, limit: u64, size: usize) -> Result<String, FsError> {
+    fn render_paged(text: &str, first: u64, limit: u64, size: usize) -> Result<String, ToolError> {
         let chunks = split(text, size);
         let mut full = Window::new(1, 1).indexing();
         for c in &chunks {
@@ -523,12 +531,16 @@ mod tests {
             "File: f.txt\n9: l9\n10: l10\n(Lines 9-10 of 10; end of file.)"
         );
         let err = render(&text, 11, 5).unwrap_err();
-        assert_eq!(err.code, ErrorCode::NotFound);
         assert_eq!(
-            err.message,
-            "offset 11 is past the end of f.txt, which has 10 lines"
+            err.text(),
+            "INVALID_ARGS: read: offset 11 is past the end; f.txt has 10 lines: valid offsets \
+are 1–10. Fix the arguments and call read again."
         );
-        assert_eq!(render("", 2, 5).unwrap_err().code, ErrorCode::NotFound);
+        assert_eq!(
+            render("", 2, 5).unwrap_err().message,
+            "read: offset 2 is past the end; f.txt is empty, so the only valid offset is 1. \
+Fix the arguments and call read again."
+        );
     }
 
     #[test]
