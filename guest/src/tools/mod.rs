@@ -13,6 +13,7 @@ last read the call fails with FS_STALE_VERSION and you must read it again."
 
 mod args;
 mod diagnose;
+mod diff;
 mod edit;
 mod read;
 mod write;
