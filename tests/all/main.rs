@@ -11,6 +11,7 @@ mod fidelity;
 mod hardening;
 mod hostile;
 mod mcp;
+mod mcp_budget;
 mod mcp_transport;
 mod mistakes;
 mod object_store;

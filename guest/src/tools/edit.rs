@@ -18,36 +18,29 @@ const FIELDS: &[&str] = &["file_path", "old_string", "new_string", "replace_all"
 pub(super) fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "edit",
-        description: concat!(
-            "Replace exact text in an existing UTF-8 text file: old_string is matched literally ",
-            "(no regex; line endings CRLF and LF are treated alike) and must occur exactly once unless ",
-            "replace_all is true. Only the matched text changes; every other byte, including line ",
-            "endings, is kept. ",
-            policy_note!()
-        ),
-        guidance: "Copy old_string from the read output without the `N: ` line-number prefix, \
-keeping indentation exactly. Include enough surrounding lines to make it unique; \
-FS_AMBIGUOUS_EDIT lists the lines where it matched. FS_EDIT_NOT_FOUND means the text is not \
-there as given: it names what differs (indentation, whitespace, quotes, pasted line numbers...) \
-and shows the nearest lines; copy old_string from them. An empty new_string deletes the match.",
+        description: "Replace old_string by new_string in a UTF-8 text file. old_string is \
+matched literally (CRLF and LF alike) and must occur exactly once unless replace_all; every other \
+byte is kept. The file must have been read first (read-before-write).",
+        guidance: "Copy old_string from read's output without the `N: ` prefixes, indentation \
+exact, with enough lines to be unique. A miss names what differs and shows the nearest lines.",
         parameters: serde_json::json!({
             "type": "object",
             "properties": {
                 "file_path": {
                     "type": "string",
-                    "description": "Path of the file to edit, relative to the workspace root (or absolute inside it)."
+                    "description": "Path relative to the workspace root"
                 },
                 "old_string": {
                     "type": "string", "minLength": 1,
-                    "description": "The exact text to replace, without line-number prefixes."
+                    "description": "Exact text to replace"
                 },
                 "new_string": {
                     "type": "string",
-                    "description": "The replacement text; must differ from old_string. Empty deletes the match."
+                    "description": "Replacement; \"\" deletes old_string"
                 },
                 "replace_all": {
                     "type": "boolean", "default": false,
-                    "description": "Replace every occurrence of old_string instead of requiring exactly one."
+                    "description": "Replace every occurrence"
                 }
             },
             "required": ["file_path", "old_string", "new_string"],

@@ -22,28 +22,26 @@ const FIELDS: &[&str] = &["file_path", "offset", "limit"];
 pub(super) fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "read",
-        description: "Read a UTF-8 text file and return its lines numbered from 1 as `N: text`. \
-By default up to 2000 lines from the start; use offset and limit to read another window of a long \
-file — the footer always gives the total and the exact offset to continue. Reading any window of a \
-file counts as observing it: after a read you may edit or write that file in this session.",
-        guidance: "Read before you edit: edit and write refuse to change an existing file this \
-session has not read (FS_NOT_OBSERVED) or that changed since the read (FS_STALE_VERSION). Line \
-numbers are for orientation only — never include the `N: ` prefix in old_string. Lines longer than \
-2000 characters are cut with a marker; output stops at 50 KiB. Binary files are refused (FS_NOT_TEXT).",
+        description: "Read a UTF-8 text file as numbered lines `N: text` (the prefix is not part \
+of the file), up to 2000 from offset; the footer gives the total and the offset to continue. \
+Read-before-write policy: reading any window of a file lets this session write or edit it until it \
+changes; a change since fails with FS_STALE_VERSION (read again).",
+        guidance: "Page through a long file with offset and limit. Lines over 2000 characters are \
+cut; output stops at 50 KiB.",
         parameters: serde_json::json!({
             "type": "object",
             "properties": {
                 "file_path": {
                     "type": "string",
-                    "description": "Path of the file, relative to the workspace root (or absolute inside it)."
+                    "description": "Path relative to the workspace root"
                 },
                 "offset": {
                     "type": "integer", "minimum": 1,
-                    "description": "First line to return, 1-based. Default 1."
+                    "description": "First line, 1-based (default 1)"
                 },
                 "limit": {
                     "type": "integer", "minimum": 1, "maximum": MAX_LINES,
-                    "description": "Maximum number of lines to return. Default and maximum 2000."
+                    "description": "Lines to return (default 2000)"
                 }
             },
             "required": ["file_path"],

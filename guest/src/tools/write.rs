@@ -18,26 +18,20 @@ const EXCERPT_LINES: usize = 4;
 pub(super) fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "write",
-        description: concat!(
-            "Create a UTF-8 text file, or replace an existing one with new content. ",
-            policy_note!(),
-            " Creating a new file needs no read."
-        ),
-        guidance: "Prefer edit for changing part of an existing file: it sends less and cannot \
-clobber unrelated lines. Use write for new files or complete rewrites. Missing parent directories \
-are created. The write is atomic: readers see the old or the new content, never a mix. Under the \
-read-before-write policy, replacing a file you have not read fails with FS_NOT_OBSERVED, and \
-replacing one that changed since your read fails with FS_STALE_VERSION.",
+        description: "Create a UTF-8 text file, or replace one whole, atomically; missing \
+directories are created. Replacing a file needs a read of it first (read-before-write). The answer \
+shows the lines that changed.",
+        guidance: "Prefer edit to change part of a file.",
         parameters: serde_json::json!({
             "type": "object",
             "properties": {
                 "file_path": {
                     "type": "string",
-                    "description": "Path of the file to create or replace, relative to the workspace root (or absolute inside it)."
+                    "description": "Path relative to the workspace root"
                 },
                 "content": {
                     "type": "string",
-                    "description": "The complete new content of the file, as UTF-8 text."
+                    "description": "The whole new content"
                 }
             },
             "required": ["file_path", "content"],
