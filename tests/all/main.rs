@@ -10,6 +10,7 @@ mod contract;
 mod fidelity;
 mod hardening;
 mod hostile;
+mod hosts;
 mod mcp;
 mod mcp_budget;
 mod mcp_transport;

@@ -40,7 +40,7 @@ const FIXTURES: &[(&str, &[u8])] = &[
     ("logo.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00"),
 ];
 
-fn fixture(name: &str) -> Vec<u8> {
+pub(crate) fn fixture(name: &str) -> Vec<u8> {
     let (_, bytes) = FIXTURES
         .iter()
         .find(|(n, _)| *n == name)
@@ -54,13 +54,13 @@ fn fixture(name: &str) -> Vec<u8> {
 }
 
 /// One mistake: a call on a fixture and what the answer must say.
-struct Case {
-    name: &'static str,
+pub(crate) struct Case {
+    pub(crate) name: &'static str,
     /// The fixture the call is about (read first when `read` is set).
-    file: &'static str,
-    read: bool,
-    tool: &'static str,
-    args: fn() -> Value,
+    pub(crate) file: &'static str,
+    pub(crate) read: bool,
+    pub(crate) tool: &'static str,
+    pub(crate) args: fn() -> Value,
     code: &'static str,
     /// Phrases the answer must contain: the cause, the fix, the place.
     cause: &'static str,
@@ -75,7 +75,7 @@ fn edit(file: &str, old: &str, new: &str) -> Value {
 }
 
 /// The corpus. Line numbers refer to the fixtures as `read` numbers them.
-const CASES: &[Case] = &[
+pub(crate) const CASES: &[Case] = &[
     // --- Rust, 4-space indentation -------------------------------------
     Case {
         name: "rust: tabs where the file has spaces",

@@ -3,6 +3,7 @@
 // model-facing results and the bytes left in the workspace.
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import * as pkg from '../src/index.js';
 import { checkScenario, runScenario } from './scenario.js';
@@ -277,4 +278,16 @@ describe('the package API', () => {
     w.ok('edit', { file_path: 'a.txt', old_string: 'a', new_string: 'b' });
     assert.equal(w.text('a.txt'), 'b\n');
   });
+});
+
+test('the mistakes subset answers with the texts of the native host', () => {
+  // Recorded from the Rust host by tests/all/hosts.rs; the wasmtime CLI replays it too.
+  const golden = new URL('../../../tests/fixtures/mistakes/hosts.json', import.meta.url);
+  const script = JSON.parse(readFileSync(golden, 'utf8'));
+  const w = workspace(script.files);
+  for (const step of script.calls) {
+    const r = w.call(step.tool, step.arguments);
+    assert.equal(r.text, step.text, `${step.tool} ${JSON.stringify(step.arguments)}`);
+    assert.equal(r.isError, step.is_error, r.text);
+  }
 });
