@@ -14,6 +14,8 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod miss;
+
 /// What to measure.
 #[derive(Clone, Debug)]
 pub struct BenchOptions {
@@ -161,6 +163,8 @@ pub fn run(opts: &BenchOptions) -> Result<()> {
         std::fs::remove_file(&work)?;
         std::fs::remove_file(&copy_to)?;
     }
+
+    miss::figure(opts, &runtime, &provider, &exe, &sizes)?;
 
     println!(
         "\n{} sequential reads of a 4 KiB file in one session",

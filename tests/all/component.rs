@@ -406,7 +406,7 @@ fn bad_arguments_get_invalid_args_and_touch_nothing() {
     }
     fails(
         call(&mut s, "read", json!({"file_path": "a.txt", "offset": 3})),
-        "FS_NOT_FOUND",
+        "INVALID_ARGS",
     );
     assert_eq!(Workspace::snapshot(&ws.root), before);
     // The session is intact after all of that.

@@ -2,6 +2,7 @@
 //! component in wasmtime against real files, except `contract`, which checks
 //! each provider backend directly against the seam's contract.
 
+mod changes;
 mod cli;
 mod component;
 mod confinement;
@@ -9,8 +10,10 @@ mod contract;
 mod fidelity;
 mod hardening;
 mod hostile;
+mod hosts;
 mod listing;
 mod mcp;
+mod mcp_budget;
 mod mcp_transport;
 mod mistakes;
 mod object_store;

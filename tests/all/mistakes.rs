@@ -42,7 +42,7 @@ const FIXTURES: &[(&str, &[u8])] = &[
     ("logo.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00"),
 ];
 
-fn fixture(name: &str) -> Vec<u8> {
+pub(crate) fn fixture(name: &str) -> Vec<u8> {
     let (_, bytes) = FIXTURES
         .iter()
         .find(|(n, _)| *n == name)
@@ -56,13 +56,13 @@ fn fixture(name: &str) -> Vec<u8> {
 }
 
 /// One mistake: a call on a fixture and what the answer must say.
-struct Case {
-    name: &'static str,
+pub(crate) struct Case {
+    pub(crate) name: &'static str,
     /// The fixture the call is about (read first when `read` is set).
-    file: &'static str,
-    read: bool,
-    tool: &'static str,
-    args: fn() -> Value,
+    pub(crate) file: &'static str,
+    pub(crate) read: bool,
+    pub(crate) tool: &'static str,
+    pub(crate) args: fn() -> Value,
     code: &'static str,
     /// Phrases the answer must contain: the cause, the fix, the place.
     cause: &'static str,
@@ -77,7 +77,7 @@ fn edit(file: &str, old: &str, new: &str) -> Value {
 }
 
 /// The corpus. Line numbers refer to the fixtures as `read` numbers them.
-const CASES: &[Case] = &[
+pub(crate) const CASES: &[Case] = &[
     // --- Rust, 4-space indentation -------------------------------------
     Case {
         name: "rust: tabs where the file has spaces",
@@ -1001,6 +1001,39 @@ const CASES: &[Case] = &[
         cause: "missing required field `new_string`",
         fix: "an empty string \"\" deletes old_string",
         place: &["new_string"],
+    },
+    Case {
+        name: "args: new_string given as null",
+        file: "cart.js",
+        read: true,
+        tool: "edit",
+        args: || json!({"file_path": "cart.js", "old_string": "  remove(productId) {", "new_string": null}),
+        code: "INVALID_ARGS",
+        cause: "missing required field `new_string`",
+        fix: "an empty string \"\" deletes old_string",
+        place: &["new_string"],
+    },
+    Case {
+        name: "args: an offset past the end",
+        file: "inventory.rs",
+        read: false,
+        tool: "read",
+        args: || json!({"file_path": "inventory.rs", "offset": 120}),
+        code: "INVALID_ARGS",
+        cause: "offset 120 is past the end",
+        fix: "valid offsets are 1–71",
+        place: &["inventory.rs has 71 lines"],
+    },
+    Case {
+        name: "args: an offset one past the last line",
+        file: "settings.toml",
+        read: true,
+        tool: "read",
+        args: || json!({"file_path": "settings.toml", "offset": 8, "limit": 5}),
+        code: "INVALID_ARGS",
+        cause: "offset 8 is past the end",
+        fix: "valid offsets are 1–7",
+        place: &["settings.toml has 7 lines"],
     },
 ];
 

@@ -431,3 +431,25 @@ fn directory_reads_and_path_suggestions_match_the_native_host() {
     );
     cli.finish();
 }
+
+#[test]
+fn the_mistakes_subset_answers_with_the_native_texts() {
+    let script = crate::hosts::golden();
+    let ws = Workspace::new();
+    for (path, text) in &script.files {
+        ws.write(path, text);
+    }
+    let mut cli = Cli::start(&ws.root);
+    for step in &script.calls {
+        let got = cli.call(&step.tool, step.arguments.clone());
+        assert_eq!(
+            got["text"],
+            step.text.as_str(),
+            "{} {}",
+            step.tool,
+            step.arguments
+        );
+        assert_eq!(got["is_error"], step.is_error, "{got}");
+    }
+    cli.finish();
+}

@@ -5,6 +5,7 @@
 
 use super::args::Args;
 use super::diagnose::{Diagnoser, numbered_like_read};
+use super::diff::diff;
 use super::read::Window;
 use super::{Session, ToolDefinition, plural, refuse_unobserved, stream_each};
 use crate::error::{Tool, ToolError};
@@ -13,42 +14,33 @@ use dsh_fs_core::splice::fold_crlf;
 use dsh_fs_core::{EditRequest, ErrorCode, FsError, STREAM_THRESHOLD};
 
 const FIELDS: &[&str] = &["file_path", "old_string", "new_string", "replace_all"];
-/// Lines shown per side of the diff excerpt.
-const DIFF_LINES: usize = 8;
 
 pub(super) fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "edit",
-        description: concat!(
-            "Replace exact text in an existing UTF-8 text file: old_string is matched literally ",
-            "(no regex; line endings CRLF and LF are treated alike) and must occur exactly once unless ",
-            "replace_all is true. Only the matched text changes; every other byte, including line ",
-            "endings, is kept. ",
-            policy_note!()
-        ),
-        guidance: "Copy old_string from the read output without the `N: ` line-number prefix, \
-keeping indentation exactly. Include enough surrounding lines to make it unique; \
-FS_AMBIGUOUS_EDIT lists the lines where it matched. FS_EDIT_NOT_FOUND means the text is not \
-there as given: it names what differs (indentation, whitespace, quotes, pasted line numbers...) \
-and shows the nearest lines; copy old_string from them. An empty new_string deletes the match.",
+        description: "Replace old_string by new_string in a UTF-8 text file. old_string is \
+matched literally (CRLF and LF alike) and must occur exactly once unless replace_all; every other \
+byte is kept. The file must have been read first (read-before-write).",
+        guidance: "Copy old_string from read's output without the `N: ` prefixes, indentation \
+exact, with enough lines to be unique. A miss names what differs and shows the nearest lines.",
         parameters: serde_json::json!({
             "type": "object",
             "properties": {
                 "file_path": {
                     "type": "string",
-                    "description": "Path of the file to edit, relative to the workspace root (or absolute inside it)."
+                    "description": "Path relative to the workspace root"
                 },
                 "old_string": {
                     "type": "string", "minLength": 1,
-                    "description": "The exact text to replace, without line-number prefixes."
+                    "description": "Exact text to replace"
                 },
                 "new_string": {
                     "type": "string",
-                    "description": "The replacement text; must differ from old_string. Empty deletes the match."
+                    "description": "Replacement; \"\" deletes old_string"
                 },
                 "replace_all": {
                     "type": "boolean", "default": false,
-                    "description": "Replace every occurrence of old_string instead of requiring exactly one."
+                    "description": "Replace every occurrence"
                 }
             },
             "required": ["file_path", "old_string", "new_string"],
@@ -146,12 +138,11 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
             outcome.first_line
         )
     };
-    out.push('\n');
-    out.push_str(&diff_excerpt(
-        &request.old_string,
-        &request.new_string,
-        outcome.first_line,
-    ));
+    let change = diff(&request.old_string, &request.new_string, outcome.first_line);
+    if !change.hunks.is_empty() {
+        out.push('\n');
+        out.push_str(&change.hunks);
+    }
     Ok(out)
 }
 
@@ -210,42 +201,4 @@ fn explain_miss<P: Provider>(
         None => String::new(),
     };
     ToolError::edit_not_found(display, &diagnosis.message, excerpt)
-}
-
-/// `@@ line N @@` followed by the removed and added lines, at most
-/// [`DIFF_LINES`] a side, long lines shortened.
-fn diff_excerpt(old: &str, new: &str, line: u64) -> String {
-    let mut out = format!("@@ line {line} @@");
-    for (sign, text) in [('-', fold_crlf(old)), ('+', fold_crlf(new))] {
-        let lines: Vec<&str> = text.lines().collect();
-        for l in lines.iter().take(DIFF_LINES) {
-            out.push('\n');
-            out.push(sign);
-            out.extend(l.chars().take(200));
-            if l.chars().nth(200).is_some() {
-                out.push('…');
-            }
-        }
-        if lines.len() > DIFF_LINES {
-            let more = (lines.len() - DIFF_LINES) as u64;
-            out.push_str(&format!(
-                "\n{sign}… {}",
-                plural(more, "more line", "more lines")
-            ));
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::diff_excerpt;
-
-    #[test]
-    fn diff_shows_both_sides() {
-        assert_eq!(diff_excerpt("a\r\nb", "c", 3), "@@ line 3 @@\n-a\n-b\n+c");
-        assert_eq!(diff_excerpt("a", "", 1), "@@ line 1 @@\n-a");
-        let many = "x\n".repeat(20);
-        assert!(diff_excerpt(&many, "y", 1).contains("-… 12 more lines"));
-    }
 }

@@ -1,18 +1,9 @@
 //! The executor: tool definitions, argument parsing and dispatch to the one
 //! file per tool. A [`Session`] owns the policy's observations.
 
-/// The sentence about the observation policy that every mutating tool's
-/// description carries (a macro so `concat!` can splice it into literals).
-macro_rules! policy_note {
-    () => {
-        "Files are protected by a read-before-write policy: you must read an existing file in this \
-session (any window of it counts) before you write or edit it, and if it changed on disk since your \
-last read the call fails with FS_STALE_VERSION and you must read it again."
-    };
-}
-
 mod args;
 mod diagnose;
+mod diff;
 mod edit;
 mod read;
 mod suggest;
@@ -305,19 +296,16 @@ mod tests {
     }
 
     #[test]
-    fn descriptions_explain_the_policy() {
+    fn descriptions_explain_the_policy_once() {
         for def in definitions() {
             let text = format!("{} {}", def.description, def.guidance).to_lowercase();
-            assert!(text.contains("read"), "{}", def.name);
-            if def.name != "read" {
-                assert!(text.contains("read-before-write"), "{}", def.name);
-                assert!(text.contains("fs_stale_version"), "{}", def.name);
-            } else {
-                assert!(
-                    text.contains("edit"),
-                    "read must say a windowed read authorizes edits"
-                );
-            }
+            assert!(text.contains("read-before-write"), "{}", def.name);
+            assert_eq!(
+                text.contains("fs_stale_version"),
+                def.name == "read",
+                "{}",
+                def.name
+            );
         }
     }
 }

@@ -22,28 +22,26 @@ const FIELDS: &[&str] = &["file_path", "offset", "limit"];
 pub(super) fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "read",
-        description: "Read a UTF-8 text file and return its lines numbered from 1 as `N: text`. \
-By default up to 2000 lines from the start; use offset and limit to read another window of a long \
-file — the footer always gives the total and the exact offset to continue. Reading any window of a \
-file counts as observing it: after a read you may edit or write that file in this session.",
-        guidance: "Read before you edit: edit and write refuse to change an existing file this \
-session has not read (FS_NOT_OBSERVED) or that changed since the read (FS_STALE_VERSION). Line \
-numbers are for orientation only — never include the `N: ` prefix in old_string. Lines longer than \
-2000 characters are cut with a marker; output stops at 50 KiB. Binary files are refused (FS_NOT_TEXT).",
+        description: "Read a UTF-8 text file as numbered lines `N: text` (the prefix is not part \
+of the file), up to 2000 from offset; the footer gives the total and the offset to continue. \
+Read-before-write policy: reading any window of a file lets this session write or edit it until it \
+changes; a change since fails with FS_STALE_VERSION (read again).",
+        guidance: "Page through a long file with offset and limit. Lines over 2000 characters are \
+cut; output stops at 50 KiB.",
         parameters: serde_json::json!({
             "type": "object",
             "properties": {
                 "file_path": {
                     "type": "string",
-                    "description": "Path of the file, relative to the workspace root (or absolute inside it)."
+                    "description": "Path relative to the workspace root"
                 },
                 "offset": {
                     "type": "integer", "minimum": 1,
-                    "description": "First line to return, 1-based. Default 1."
+                    "description": "First line, 1-based (default 1)"
                 },
                 "limit": {
                     "type": "integer", "minimum": 1, "maximum": MAX_LINES,
-                    "description": "Maximum number of lines to return. Default and maximum 2000."
+                    "description": "Lines to return (default 2000)"
                 }
             },
             "required": ["file_path"],
@@ -99,12 +97,12 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
         }
         Err(e) => return Err(fail(e)),
     };
-    let rendered = rendered.map_err(fail)?;
+    let rendered = rendered?;
     session.policy.observe(key, version);
     Ok(rendered)
 }
 
-type Answer = (Result<String, FsError>, String);
+type Answer = (Result<String, ToolError>, String);
 
 fn fail(e: FsError) -> ToolError {
     ToolError::from_fs(Tool::Read, e)
@@ -400,7 +398,7 @@ impl Window {
 
     /// Completes the scan and renders header, lines and footer. `total` is
     /// the file's line count when the scan stopped early (from an index).
-    pub fn finish(mut self, path: &str, total: Option<u64>) -> Result<String, FsError> {
+    pub fn finish(mut self, path: &str, total: Option<u64>) -> Result<String, ToolError> {
         if self.open && self.collecting() && total.is_none() {
             self.end_line();
         } else if self.open && total.is_none() {
@@ -451,14 +449,17 @@ impl Window {
     }
 }
 
+/// An offset past the last line: an argument to fix, with the valid range.
 #[cold]
-fn past_end(path: &str, offset: u64, total: u64) -> FsError {
-    FsError::new(
-        ErrorCode::NotFound,
-        format!(
-            "offset {offset} is past the end of {path}, which has {}",
-            plural(total, "line", "lines")
-        ),
+fn past_end(path: &str, offset: u64, total: u64) -> ToolError {
+    let range = match total {
+        0 => format!("{path} is empty, so the only valid offset is 1"),
+        1 => format!("{path} has 1 line, so the only valid offset is 1"),
+        n => format!("{path} has {n} lines: valid offsets are 1–{n}"),
+    };
+    ToolError::invalid_args(
+        "read",
+        format_args!("offset {offset} is past the end; {range}"),
     )
 }
 
@@ -466,13 +467,18 @@ fn past_end(path: &str, offset: u64, total: u64) -> FsError {
 mod tests {
     use super::*;
 
-    fn render(text: &str, first: u64, limit: u64) -> Result<String, FsError> {
+    fn render(text: &str, first: u64, limit: u64) -> Result<String, ToolError> {
         let mut w = Window::new(first, limit);
         w.push(text);
         w.finish("f.txt", None)
     }
 
-    fn render_chunked(text: &str, first: u64, limit: u64, size: usize) -> Result<String, FsError> {
+    fn render_chunked(
+        text: &str,
+        first: u64,
+        limit: u64,
+        size: usize,
+    ) -> Result<String, ToolError> {
         let mut w = Window::new(first, limit);
         let mut rest = text;
         while !rest.is_empty() {
@@ -487,7 +493,7 @@ mod tests {
     }
 
     /// Pages through `text` as the index allows, chunk size `size`.
-    fn render_paged(text: &str, first: u64, limit: u64, size: usize) -> Result<String, FsError> {
+    fn render_paged(text: &str, first: u64, limit: u64, size: usize) -> Result<String, ToolError> {
         let chunks = split(text, size);
         let mut full = Window::new(1, 1).indexing();
         for c in &chunks {
@@ -578,12 +584,16 @@ mod tests {
             "File: f.txt\n9: l9\n10: l10\n(Lines 9-10 of 10; end of file.)"
         );
         let err = render(&text, 11, 5).unwrap_err();
-        assert_eq!(err.code, ErrorCode::NotFound);
         assert_eq!(
-            err.message,
-            "offset 11 is past the end of f.txt, which has 10 lines"
+            err.text(),
+            "INVALID_ARGS: read: offset 11 is past the end; f.txt has 10 lines: valid offsets \
+are 1–10. Fix the arguments and call read again."
         );
-        assert_eq!(render("", 2, 5).unwrap_err().code, ErrorCode::NotFound);
+        assert_eq!(
+            render("", 2, 5).unwrap_err().message,
+            "read: offset 2 is past the end; f.txt is empty, so the only valid offset is 1. \
+Fix the arguments and call read again."
+        );
     }
 
     #[test]

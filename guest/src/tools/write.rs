@@ -1,41 +1,37 @@
 //! `write`: create a file or replace it whole. Under the policy an existing
 //! file must have been observed, and must not have changed since. Content
-//! identical to the file's is not written again.
+//! identical to the file's is not written again; an update answers with the
+//! hunks that changed, diffed against the version the session observed.
 
 use super::args::Args;
 use super::diagnose::numbered_like_read;
+use super::diff::{MAX_DIFF_BYTES, diff};
 use super::{Session, ToolDefinition, plural, refuse_unobserved};
 use crate::error::{Tool, ToolError};
 use crate::provider::Provider;
-use dsh_fs_core::{EntryKind, ErrorCode, Version, WriteOperation};
+use dsh_fs_core::{EntryKind, ErrorCode, Version, WriteIntent, WriteOperation};
 
 const FIELDS: &[&str] = &["file_path", "content"];
-/// Lines of the new content shown after a write.
+/// Lines of a new file shown after it is created.
 const EXCERPT_LINES: usize = 4;
 
 pub(super) fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "write",
-        description: concat!(
-            "Create a UTF-8 text file, or replace an existing one with new content. ",
-            policy_note!(),
-            " Creating a new file needs no read."
-        ),
-        guidance: "Prefer edit for changing part of an existing file: it sends less and cannot \
-clobber unrelated lines. Use write for new files or complete rewrites. Missing parent directories \
-are created. The write is atomic: readers see the old or the new content, never a mix. Under the \
-read-before-write policy, replacing a file you have not read fails with FS_NOT_OBSERVED, and \
-replacing one that changed since your read fails with FS_STALE_VERSION.",
+        description: "Create a UTF-8 text file, or replace one whole, atomically; missing \
+directories are created. Replacing a file needs a read of it first (read-before-write). The answer \
+shows the lines that changed.",
+        guidance: "Prefer edit to change part of a file.",
         parameters: serde_json::json!({
             "type": "object",
             "properties": {
                 "file_path": {
                     "type": "string",
-                    "description": "Path of the file to create or replace, relative to the workspace root (or absolute inside it)."
+                    "description": "Path relative to the workspace root"
                 },
                 "content": {
                     "type": "string",
-                    "description": "The complete new content of the file, as UTF-8 text."
+                    "description": "The whole new content"
                 }
             },
             "required": ["file_path", "content"],
@@ -61,15 +57,31 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
     let target = session.resolve(Tool::Write, &path)?;
     let key = session.provider.key(&target);
     let display = session.display(&target);
-    if let Some(version) = identical(&session.provider, &target, &content) {
+    let current = Current::of(&session.provider, &target, content.len() as u64);
+    if let Current::Text(text, version) = &current
+        && *text == content
+    {
         // Nothing to write; the session now knows the content exactly.
-        session.policy.observe(key, version);
+        session.policy.observe(key, version.clone());
         return Ok(format!(
             "Unchanged {display}: the content is identical ({}).",
             plural(line_count(&content), "line", "lines")
         ));
     }
     let intent = session.policy.write_intent(&key);
+    // The diff is against the observed version only: the text read above
+    // counts when its version is the one the write is conditioned on.
+    let before = match (current, &intent) {
+        (Current::Text(text, _), _) if text.len() as u64 > MAX_DIFF_BYTES => Current::Large,
+        (Current::Text(text, read), Some(WriteIntent::ReplaceIfVersion(observed)))
+            if read == *observed =>
+        {
+            Current::Text(text, read)
+        }
+        (current @ Current::Text(..), None) => current,
+        (Current::Text(..), _) => Current::Unknown,
+        (other, _) => other,
+    };
     let outcome = match session.provider.write_text(&target, &content, intent) {
         Ok(outcome) => outcome,
         Err(e) if e.code == ErrorCode::NotObserved => {
@@ -85,36 +97,71 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
     };
     session.policy.observe(key, outcome.version);
 
-    let verb = match outcome.operation {
-        WriteOperation::Created => "Created",
-        WriteOperation::Updated => "Updated",
-    };
     let lines = line_count(&content);
-    let mut out = format!(
-        "{verb} {display} ({}, {}).",
+    let size = format!(
+        "{}, {}",
         plural(lines, "line", "lines"),
         plural(content.len() as u64, "byte", "bytes")
     );
-    for line in content.lines().take(EXCERPT_LINES) {
-        out.push_str("\n+");
-        out.extend(line.chars().take(200));
+    if outcome.operation == WriteOperation::Created {
+        let mut out = format!("Created {display} ({size}).");
+        for line in content.lines().take(EXCERPT_LINES) {
+            out.push_str("\n+");
+            out.extend(line.chars().take(200));
+        }
+        if lines > EXCERPT_LINES as u64 {
+            let more = lines - EXCERPT_LINES as u64;
+            out.push_str(&format!("\n… {}", plural(more, "more line", "more lines")));
+        }
+        return Ok(out);
     }
-    if lines > EXCERPT_LINES as u64 {
-        let more = lines - EXCERPT_LINES as u64;
-        out.push_str(&format!("\n… {}", plural(more, "more line", "more lines")));
-    }
-    Ok(out)
+    Ok(match before {
+        Current::Text(old, _) => {
+            let d = diff(&old, &content, 1);
+            format!("Updated {display} ({size}): {}.\n{}", d.counts(), d.hunks)
+        }
+        Current::Large => format!(
+            "Updated {display} ({size}). The old file was over {} MiB, so no diff is shown.",
+            MAX_DIFF_BYTES >> 20
+        ),
+        Current::Unknown => format!(
+            "Updated {display} ({size}). The file was touched since it was read, so no diff is shown."
+        ),
+    })
 }
 
-/// The version of `target` when it already holds exactly `content` (same
-/// size, same text, no BOM). Any failure means "not known to be identical".
-fn identical<P: Provider>(provider: &P, target: &P::Target, content: &str) -> Option<Version> {
-    let info = provider.stat(target).ok()??;
-    if info.kind != EntryKind::File || info.size != Some(content.len() as u64) {
-        return None;
+/// What the file holds before a write, as far as the answer needs it.
+enum Current {
+    /// Its text (without a BOM) and the version read.
+    Text(String, Version),
+    /// A regular file larger than [`MAX_DIFF_BYTES`].
+    Large,
+    /// Absent, not a regular text file, unreadable, or not the observed version.
+    Unknown,
+}
+
+impl Current {
+    /// Reads `target` when it is a regular file of at most [`MAX_DIFF_BYTES`],
+    /// or of exactly `len` bytes (it may be identical). Any failure means
+    /// "unknown": the write itself reports what is wrong.
+    fn of<P: Provider>(provider: &P, target: &P::Target, len: u64) -> Self {
+        let Ok(Some(info)) = provider.stat(target) else {
+            return Current::Unknown;
+        };
+        if info.kind != EntryKind::File {
+            return Current::Unknown;
+        }
+        let limit = match info.size {
+            Some(n) if n == len => len.max(MAX_DIFF_BYTES),
+            Some(n) if n > MAX_DIFF_BYTES => return Current::Large,
+            _ => MAX_DIFF_BYTES,
+        };
+        match provider.read_text(target, limit) {
+            Ok(current) => Current::Text(current.text, current.version),
+            Err(e) if e.code == ErrorCode::TooLarge => Current::Large,
+            Err(_) => Current::Unknown,
+        }
     }
-    let current = provider.read_text(target, content.len() as u64).ok()?;
-    (current.text == content).then_some(current.version)
 }
 
 /// Lines in `text` as `read` counts them: a final newline ends the last line.

@@ -3,6 +3,7 @@
 // model-facing results and the bytes left in the workspace.
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import * as pkg from '../src/index.js';
 import { checkScenario, runScenario } from './scenario.js';
@@ -310,4 +311,16 @@ describe('hostile edits', () => {
     const text = w.fails('edit', { file_path: 'm.txt', old_string: 'x', new_string: 'y' }, 'FS_AMBIGUOUS_EDIT');
     assert.match(text, /matches 2000000 places in m\.txt \(lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, …\)/);
   });
+});
+
+test('the mistakes subset answers with the texts of the native host', () => {
+  // Recorded from the Rust host by tests/all/hosts.rs; the wasmtime CLI replays it too.
+  const golden = new URL('../../../tests/fixtures/mistakes/hosts.json', import.meta.url);
+  const script = JSON.parse(readFileSync(golden, 'utf8'));
+  const w = workspace(script.files);
+  for (const step of script.calls) {
+    const r = w.call(step.tool, step.arguments);
+    assert.equal(r.text, step.text, `${step.tool} ${JSON.stringify(step.arguments)}`);
+    assert.equal(r.isError, step.is_error, r.text);
+  }
 });

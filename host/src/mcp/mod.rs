@@ -41,7 +41,8 @@ impl McpServer {
     ) -> anyhow::Result<Self> {
         let definitions = runtime.definitions()?;
         let mut instructions = String::from(
-            "File tools confined to one workspace. Read a file before you edit or overwrite it.",
+            "Tools for UTF-8 text files in one workspace. An error starts with its CODE and says \
+what to do next.",
         );
         let tools = definitions
             .into_iter()

@@ -1,0 +1,274 @@
+//! What the scan keeps of each line: its words and loose form ([`Features`]),
+//! a ring of recent lines, and verbatim search across chunks ([`Needle`]).
+
+use memchr::memmem;
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// One text searched verbatim across chunks: the line of its first occurrence.
+#[derive(Debug)]
+pub(super) struct Needle {
+    pub(super) bytes: Vec<u8>,
+    /// The last `len - 1` bytes seen, for occurrences across chunks.
+    pub(super) carry: Vec<u8>,
+    /// Line number of `carry[0]`.
+    pub(super) carry_line: u64,
+    pub(super) found: Option<u64>,
+}
+
+impl Needle {
+    pub(super) fn new(bytes: &[u8]) -> Self {
+        Needle {
+            bytes: bytes.to_vec(),
+            carry: Vec::new(),
+            carry_line: 1,
+            found: None,
+        }
+    }
+
+    /// Searches the next chunk, whose first byte is on line `line`.
+    pub(super) fn feed(&mut self, chunk: &[u8], line: u64) {
+        let n = self.bytes.len();
+        if self.found.is_some() || n == 0 {
+            return;
+        }
+        let lines_in = |b: &[u8]| memchr::memchr_iter(b'\n', b).count() as u64;
+        if !self.carry.is_empty() {
+            let take = (n - 1).min(chunk.len());
+            let mut joined = Vec::with_capacity(self.carry.len() + take);
+            joined.extend_from_slice(&self.carry);
+            joined.extend_from_slice(&chunk[..take]);
+            if let Some(at) = memmem::find(&joined, &self.bytes)
+                && at < self.carry.len()
+            {
+                self.found = Some(self.carry_line + lines_in(&joined[..at]));
+                return;
+            }
+        }
+        if let Some(at) = memmem::find(chunk, &self.bytes) {
+            self.found = Some(line + lines_in(&chunk[..at]));
+            return;
+        }
+        let keep = n - 1;
+        if chunk.len() >= keep {
+            let from = chunk.len() - keep;
+            self.carry.clear();
+            self.carry.extend_from_slice(&chunk[from..]);
+            self.carry_line = line + lines_in(&chunk[..from]);
+        } else {
+            self.carry.extend_from_slice(chunk);
+            let drop = self.carry.len().saturating_sub(keep);
+            self.carry_line += lines_in(&self.carry[..drop]);
+            self.carry.drain(..drop);
+        }
+    }
+}
+
+/// A hasher for keys that are already hashes.
+#[derive(Default)]
+pub(super) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+pub(super) type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
+
+/// FNV-1a.
+pub(super) fn hash(bytes: &[u8]) -> u64 {
+    bytes.iter().copied().fold(0xcbf2_9ce4_8422_2325, fnv)
+}
+
+pub(super) fn is_word(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// What a line is compared by: its words, and its loose form.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Features {
+    /// Hashes of its words (runs of letters, digits and `_`), sorted, distinct.
+    pub(super) tokens: Vec<u64>,
+    /// The line with whitespace collapsed and trimmed, typographic quotes,
+    /// dashes and ellipses folded to ASCII, invisible characters dropped
+    /// (only made by [`Features::full`]; the scan needs just its hash).
+    pub(super) loose: String,
+    pub(super) loose_hash: u64,
+}
+
+impl Features {
+    /// Words and the loose form's hash: what the scan needs of every line.
+    pub(super) fn of(&mut self, line: &str) {
+        self.tokens.clear();
+        const SEED: u64 = 0xcbf2_9ce4_8422_2325;
+        if line.is_ascii() {
+            // One pass over the bytes for both the words and the loose hash
+            // (ASCII folds nothing but whitespace runs and dash runs).
+            let (mut word, mut loose) = (None, SEED);
+            let (mut space, mut dash, mut any) = (false, false, false);
+            for &b in line.as_bytes() {
+                if b.is_ascii_alphanumeric() || b == b'_' {
+                    word = Some(fnv(word.unwrap_or(SEED), b));
+                } else if let Some(t) = word.take() {
+                    self.tokens.push(t);
+                }
+                if matches!(b, b' ' | b'\t'..=b'\r') {
+                    space = true;
+                    continue;
+                }
+                if b == b'-' && dash && !space {
+                    continue;
+                }
+                if std::mem::take(&mut space) && any {
+                    loose = fnv(loose, b' ');
+                }
+                loose = fnv(loose, b);
+                any = true;
+                dash = b == b'-';
+            }
+            self.tokens.extend(word);
+            self.tokens.sort_unstable();
+            self.tokens.dedup();
+            self.loose_hash = loose;
+            return;
+        }
+        let mut start = None;
+        for (i, c) in line.char_indices() {
+            match (is_word(c), start) {
+                (true, None) => start = Some(i),
+                (false, Some(s)) => {
+                    self.tokens.push(hash(&line.as_bytes()[s..i]));
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some(s) = start {
+            self.tokens.push(hash(&line.as_bytes()[s..]));
+        }
+        self.tokens.sort_unstable();
+        self.tokens.dedup();
+        let mut h = SEED;
+        loosen(line, |piece| h = piece.bytes().fold(h, fnv));
+        self.loose_hash = h;
+    }
+
+    /// [`Features::of`] and the loose form itself.
+    pub(super) fn full(line: &str) -> Self {
+        let mut f = Features::default();
+        f.of(line);
+        loosen(line, |piece| f.loose.push_str(piece));
+        f
+    }
+}
+
+/// Whether `c` is invisible (zero-width characters and a stray BOM).
+pub(super) fn invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}'
+    )
+}
+
+/// The loose form of `s` (see [`Features::loose`]), piece by piece.
+pub(super) fn loosen(s: &str, mut out: impl FnMut(&str)) {
+    let (mut space, mut dash, mut any) = (false, false, false);
+    let mut emit = |piece: &str, is_dash: bool, space: &mut bool| {
+        if is_dash && dash && !*space {
+            return;
+        }
+        if std::mem::take(space) && any {
+            out(" ");
+        }
+        out(piece);
+        any = true;
+        dash = is_dash;
+    };
+    let mut buf = [0u8; 4];
+    for c in s.chars() {
+        if c.is_whitespace() {
+            space = true;
+            continue;
+        }
+        match c {
+            c if invisible(c) => {}
+            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' => {
+                emit("'", false, &mut space)
+            }
+            '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' => {
+                emit("\"", false, &mut space)
+            }
+            '-' | '\u{2010}' | '\u{2011}' | '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{2015}'
+            | '\u{2212}' => emit("-", true, &mut space),
+            '\u{2026}' => emit("...", false, &mut space),
+            c => emit(c.encode_utf8(&mut buf), false, &mut space),
+        }
+    }
+}
+
+pub(super) fn fnv(h: u64, b: u8) -> u64 {
+    (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+}
+
+/// Number of values two sorted, distinct lists share.
+pub(super) fn common(a: &[u64], b: &[u64]) -> usize {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    n
+}
+
+/// The last lines seen, by number.
+#[derive(Debug)]
+pub(super) struct Ring {
+    pub(super) lines: VecDeque<String>,
+    pub(super) cap: usize,
+    /// Number of `lines[0]`.
+    pub(super) first: u64,
+}
+
+impl Ring {
+    pub(super) fn new(cap: usize) -> Self {
+        Ring {
+            lines: VecDeque::with_capacity(cap),
+            cap,
+            first: 1,
+        }
+    }
+
+    pub(super) fn push(&mut self, no: u64, text: &str) {
+        let mut slot = if self.lines.len() == self.cap {
+            self.first += 1;
+            self.lines.pop_front().unwrap_or_default()
+        } else {
+            String::new()
+        };
+        slot.clear();
+        slot.push_str(text);
+        self.lines.push_back(slot);
+        debug_assert_eq!(self.first + self.lines.len() as u64 - 1, no);
+    }
+
+    pub(super) fn get(&self, no: u64) -> Option<&str> {
+        let i = no.checked_sub(self.first)? as usize;
+        self.lines.get(i).map(String::as_str)
+    }
+}

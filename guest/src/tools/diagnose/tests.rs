@@ -1,0 +1,254 @@
+//! The diagnosis on small texts, whole and chunked.
+
+use super::scan::{fnv, hash, loosen};
+use super::*;
+
+fn diagnose(file: &str, old: &str, new: &str) -> Diagnosis {
+    let mut d = Diagnoser::new(old, new);
+    d.push(file);
+    d.finish()
+}
+
+fn diagnose_chunked(file: &str, old: &str, new: &str, size: usize) -> Diagnosis {
+    let mut d = Diagnoser::new(old, new);
+    let mut rest = file;
+    while !rest.is_empty() {
+        let mut cut = size.min(rest.len());
+        while !rest.is_char_boundary(cut) {
+            cut += 1;
+        }
+        d.push(&rest[..cut]);
+        rest = &rest[cut..];
+    }
+    d.finish()
+}
+
+const RUST: &str = "use std::io;\n\nfn total(items: &[Item]) -> u64 {\n\tlet sum = items.iter().map(|i| i.price).sum::<u64>();\n\tif sum > 100 {\n\t\treturn sum - 10;\n\t}\n\tsum\n}\n";
+
+#[test]
+fn tabs_against_spaces() {
+    let d = diagnose(
+        RUST,
+        "    if sum > 100 {\n        return sum - 10;\n    }",
+        "x",
+    );
+    assert!(
+        d.message
+            .contains("indentation differs: the file indents with tabs, old_string with spaces"),
+        "{}",
+        d.message
+    );
+    assert!(
+        d.message.starts_with("lines 5-7 match it except"),
+        "{}",
+        d.message
+    );
+    assert_eq!(d.excerpt, Some((5, 3)));
+}
+
+#[test]
+fn one_misremembered_token() {
+    let d = diagnose(RUST, "let sum = items.iter().map(|x| x.price)", "y");
+    assert!(
+        d.message.starts_with("the nearest text is line 4: "),
+        "{}",
+        d.message
+    );
+    assert!(
+        d.message.contains(
+            "line 4 has `iter().map(|i| i.price)` where old_string has `iter().map(|x| x.price)`"
+        ),
+        "{}",
+        d.message
+    );
+    assert_eq!(d.excerpt, Some((4, 1)));
+}
+
+#[test]
+fn a_misremembered_block_with_a_missing_line() {
+    let d = diagnose(
+        RUST,
+        "\tlet sum = items.iter().map(|i| i.price).sum::<u64>();\n\tif sum > 100 {\n\t}\n\tsum\n",
+        "y",
+    );
+    assert!(d.message.contains("lines 4-8"), "{}", d.message);
+    assert!(d.message.contains("the file has line 6"), "{}", d.message);
+}
+
+#[test]
+fn prefixes_everywhere_or_first() {
+    let d = diagnose(RUST, "5: \tif sum > 100 {\n6: \t\treturn sum - 10;", "x");
+    assert!(
+        d.message.contains("remove the `N: ` prefixes"),
+        "{}",
+        d.message
+    );
+    assert!(d.message.contains("matches lines 5-6"), "{}", d.message);
+    let d = diagnose(RUST, "5: \tif sum > 100 {\n\t\treturn sum - 10;", "x");
+    assert!(d.message.contains("first line only"), "{}", d.message);
+}
+
+#[test]
+fn escapes_already_applied_and_nothing() {
+    let d = diagnose(RUST, "if sum > 100 {\\n\\t\\treturn sum - 10;", "x");
+    assert!(
+        d.message.contains("literal escape sequences"),
+        "{}",
+        d.message
+    );
+    let d = diagnose(RUST, "return sum - 5;", "return sum - 10;");
+    assert!(
+        d.message.contains("already present at line 6"),
+        "{}",
+        d.message
+    );
+    let d = diagnose(RUST, "zebra giraffe", "x");
+    assert_eq!(
+        d.message,
+        "nothing similar; the file has 9 lines. Read the file again and copy old_string from its current text."
+    );
+    assert_eq!(d.excerpt, None);
+}
+
+#[test]
+fn typography_and_final_newline() {
+    let md = "# Notes\n\nIt's a \"quoted\" -- thing.\nend";
+    let d = diagnose(md, "It’s a “quoted” — thing.", "x");
+    assert!(
+        d.message
+            .contains("typographic characters differ on line 3"),
+        "{}",
+        d.message
+    );
+    assert!(d.message.contains("`’` (U+2019)"), "{}", d.message);
+    let d = diagnose(md, "end\n", "x");
+    assert!(
+        d.message.contains("has none: drop the final line break"),
+        "{}",
+        d.message
+    );
+}
+
+#[test]
+fn chunking_never_changes_the_diagnosis() {
+    let file: String = (1..=400)
+        .map(|i| format!("    value_{i} = compute({i}, \"x\");\r\n"))
+        .collect();
+    for old in [
+        "value_200 = compute(201, \"x\")",
+        "\tvalue_10 = compute(10, \"x\");\n\tvalue_11 = compute(11, \"x\");",
+        "value_399 = compute(399, \"x\");\nvalue_400",
+    ] {
+        let whole = diagnose(&file, old, "z");
+        for size in [1, 7, 64, 1000] {
+            assert_eq!(
+                diagnose_chunked(&file, old, "z", size),
+                whole,
+                "{old} {size}"
+            );
+        }
+    }
+}
+
+#[test]
+fn odd_inputs_never_panic_and_chunking_never_matters() {
+    const ALPHABET: &[&str] = &[
+        "a",
+        "b",
+        "fn",
+        " ",
+        "  ",
+        "\t",
+        "\n",
+        "\r\n",
+        "\r",
+        "’",
+        "—",
+        "--",
+        "\u{a0}",
+        "é",
+        "\u{200b}",
+        "1: ",
+        "\\n",
+        "{",
+        "}",
+        "x.y",
+        "\u{1F600}",
+    ];
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let text = |len: usize, next: &mut dyn FnMut(usize) -> usize| -> String {
+        (0..len).map(|_| ALPHABET[next(ALPHABET.len())]).collect()
+    };
+    for round in 0..300 {
+        let file = text(next(80), &mut next);
+        let old = text(1 + next(20), &mut next);
+        let new = text(next(6), &mut next);
+        let whole = diagnose(&file, &old, &new);
+        assert!(whole.message.len() < 600, "{round}: {}", whole.message);
+        if let Some((first, count)) = whole.excerpt {
+            assert!(
+                first >= 1 && (1..=EXCERPT_LINES).contains(&count),
+                "{round}"
+            );
+        }
+        for size in [1, 3, 16] {
+            assert_eq!(
+                diagnose_chunked(&file, &old, &new, size),
+                whole,
+                "{round} {size}: {file:?} {old:?}"
+            );
+        }
+    }
+    for (file, old) in [
+        ("", "x"),
+        ("\n\n\n", "\n"),
+        ("a\n", "\r"),
+        ("a", "   "),
+        ("x\n", &"y\n".repeat(500)),
+        (&"long ".repeat(10_000), "long long lung"),
+    ] {
+        let d = diagnose(file, old, "z");
+        assert!(d.message.len() < 600, "{}", d.message);
+    }
+}
+
+#[test]
+fn the_ascii_fast_path_hashes_like_the_general_one() {
+    for line in [
+        "",
+        "  a  -- b\t-c ",
+        "x-  -y",
+        "--",
+        " \x0b\x0c\r",
+        "fn a() { b - c }",
+    ] {
+        let mut f = Features::default();
+        f.of(line);
+        let mut h = 0xcbf2_9ce4_8422_2325;
+        loosen(line, |p| h = p.bytes().fold(h, fnv));
+        assert_eq!(f.loose_hash, h, "{line:?}");
+        assert_eq!(
+            f.loose_hash,
+            hash(Features::full(line).loose.as_bytes()),
+            "{line:?}"
+        );
+    }
+}
+
+#[test]
+fn read_prefixes_in_new_text() {
+    assert_eq!(numbered_like_read("12: a\n13: b\n"), Some((12, 13)));
+    assert_eq!(
+        numbered_like_read("File: x\n1: a\n2:\n(End of file: 2 lines.)"),
+        Some((1, 2))
+    );
+    assert_eq!(numbered_like_read("1: one"), None);
+    assert_eq!(numbered_like_read("1. step\n2. step"), None);
+    assert_eq!(numbered_like_read("1: a\n3: b"), None);
+}
