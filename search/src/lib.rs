@@ -31,6 +31,9 @@ pub mod render;
 pub mod tree;
 pub mod walk;
 
+#[cfg(test)]
+mod tests;
+
 pub use budget::Budget;
 pub use local::LocalTree;
 pub use memory::MemTree;
