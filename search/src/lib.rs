@@ -35,7 +35,7 @@ pub mod walk;
 mod tests;
 
 pub use budget::Budget;
-pub use local::LocalTree;
+pub use local::{LocalTree, kind_of, modified_ns, open_nofollow};
 pub use memory::MemTree;
 pub use tree::{DirEntry, DirEntryKind, Tree};
 

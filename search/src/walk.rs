@@ -30,7 +30,6 @@ pub enum Filter {
 struct Rules {
     ignore: Option<Gitignore>,
     gitignore: Option<Gitignore>,
-    has_git: bool,
 }
 
 /// Calls `visit(path, entry)` for every file below `dir` in path order until
@@ -90,24 +89,22 @@ fn skipped(filter: Filter, rules: &[Rules], path: &str, name: &str, is_dir: bool
 }
 
 /// The ignore crate's precedence: the nearest `.ignore` rule, else the nearest
-/// `.gitignore` rule within the innermost repository.
+/// `.gitignore` rule. Like ripgrep with `--no-require-git`, a nested `.git` does
+/// not cut off the rules of the directories above it.
 fn ignored(rules: &[Rules], path: &str, is_dir: bool) -> Match<()> {
     let absolute = format!("/{path}");
     let (mut by_ignore, mut by_git) = (Match::None, Match::None);
-    let mut saw_git = false;
     for level in rules.iter().rev() {
         if by_ignore.is_none()
             && let Some(m) = &level.ignore
         {
             by_ignore = m.matched(&absolute, is_dir).map(|_| ());
         }
-        if !saw_git
-            && by_git.is_none()
+        if by_git.is_none()
             && let Some(m) = &level.gitignore
         {
             by_git = m.matched(&absolute, is_dir).map(|_| ());
         }
-        saw_git |= level.has_git;
     }
     if by_ignore.is_none() {
         by_git
@@ -120,14 +117,12 @@ fn rules_for(tree: &dyn Tree, dir: &str, entries: &[DirEntry], filter: Filter) -
     let mut rules = Rules {
         ignore: None,
         gitignore: None,
-        has_git: false,
     };
     if filter == Filter::All {
         return rules;
     }
     for entry in entries {
         match entry.name.as_str() {
-            ".git" => rules.has_git = true,
             ".ignore" if entry.kind == DirEntryKind::File => {
                 rules.ignore = load(tree, dir, entry);
             }
