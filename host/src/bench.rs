@@ -27,11 +27,17 @@ pub struct BenchOptions {
     pub max_mib: u64,
     /// Calls in the small-read loop.
     pub calls: usize,
+    /// Files in the generated tree that glob and grep walk (0 skips them).
+    pub search_files: usize,
 }
 
 /// Runs every benchmark and prints the table.
 pub fn run(opts: &BenchOptions) -> Result<()> {
     std::fs::create_dir_all(&opts.dir)?;
+    if opts.search_files > 0 {
+        // First, while the process holds no runtime, so peak RSS is the search's.
+        crate::search::bench::run(&opts.dir, opts.search_files, opts.reps)?;
+    }
     let exe = std::env::current_exe()?;
     let runtime = Runtime::new()?;
     let provider: Arc<dyn Provider> = Arc::new(LocalProvider::new(&opts.dir)?);
@@ -281,7 +287,7 @@ fn expect_ok(r: crate::ToolResult) -> Result<()> {
     Ok(())
 }
 
-fn run_quiet(cmd: &mut Command) -> Result<()> {
+pub(crate) fn run_quiet(cmd: &mut Command) -> Result<()> {
     let out = cmd.output().context("spawning")?;
     if !out.status.success() {
         bail!("{:?} failed: {}", cmd, String::from_utf8_lossy(&out.stderr));
@@ -289,24 +295,27 @@ fn run_quiet(cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
-fn timed(f: impl FnOnce() -> Result<()>) -> Result<Duration> {
+pub(crate) fn timed(f: impl FnOnce() -> Result<()>) -> Result<Duration> {
     let t = Instant::now();
     f()?;
     Ok(t.elapsed())
 }
 
-fn sample(reps: usize, mut f: impl FnMut() -> Result<Duration>) -> Result<Vec<Duration>> {
+pub(crate) fn sample(
+    reps: usize,
+    mut f: impl FnMut() -> Result<Duration>,
+) -> Result<Vec<Duration>> {
     f()?; // warm-up: page cache, code paths
     let mut v = (0..reps).map(|_| f()).collect::<Result<Vec<_>>>()?;
     v.sort();
     Ok(v)
 }
 
-fn median(v: &[Duration]) -> Duration {
+pub(crate) fn median(v: &[Duration]) -> Duration {
     v[v.len() / 2]
 }
 
-fn show(v: &[Duration]) -> String {
+pub(crate) fn show(v: &[Duration]) -> String {
     let ms = |d: &Duration| d.as_secs_f64() * 1e3;
     format!(
         "{:.2} ms [{:.2}-{:.2}]",

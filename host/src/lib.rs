@@ -36,6 +36,7 @@ pub mod deadline;
 pub mod mcp;
 pub mod provider;
 mod runtime;
+pub mod search;
 
 pub use dsh_fs_core::{
     DirEntry, DirEntryKind, EditOutcome, EditRequest, EntryKind, ErrorCode, FsError, FsInfo,

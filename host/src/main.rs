@@ -54,6 +54,9 @@ enum Command {
         /// Calls in the small-file read loop.
         #[arg(long, default_value_t = 10_000)]
         calls: usize,
+        /// Files in the tree glob and grep walk (0 skips those figures).
+        #[arg(long, default_value_t = 120_000)]
+        search_files: usize,
     },
     /// Walk through read → edit → stale edit → re-read → edit on a scratch directory.
     Demo {
@@ -176,12 +179,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             reps,
             max_mib,
             calls,
+            search_files,
         } => {
             let opts = dsh_fs::bench::BenchOptions {
                 dir,
                 reps,
                 max_mib,
                 calls,
+                search_files,
             };
             dsh_fs::bench::run(&opts)?;
             Ok(ExitCode::SUCCESS)
