@@ -17,13 +17,27 @@ use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
-const INSTALL: &str = "pip install 'moto[server]==5.2.5'";
+const INSTALL: &str = "run scripts/setup, which installs moto[server]==5.2.5 into .venv/";
+
+/// The Python that has moto: `$DSH_FS_PYTHON`, else the project's `.venv`
+/// (made by `scripts/setup`), else `python3` on PATH.
+fn python() -> PathBuf {
+    if let Some(python) = std::env::var_os("DSH_FS_PYTHON") {
+        return python.into();
+    }
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python");
+    if venv.exists() {
+        venv
+    } else {
+        "python3".into()
+    }
+}
 
 /// `moto_server`'s own entry point, serving one request at a time. Its
 /// threaded default checks `If-Match` and stores the object in two steps, so
@@ -67,7 +81,7 @@ impl Moto {
         std::thread::Builder::new()
             .name("moto-parent".into())
             .spawn(move || {
-                let mut cmd = Command::new("python3");
+                let mut cmd = Command::new(python());
                 cmd.args([
                     "-c",
                     MOTO_SERVER,
@@ -95,7 +109,10 @@ impl Moto {
             })
             .unwrap();
         let child = rx.recv().unwrap().unwrap_or_else(|e| {
-            panic!("starting moto's server with python3 failed: {e} ({INSTALL})")
+            panic!(
+                "starting moto's server with {} failed: {e} ({INSTALL})",
+                python().display()
+            )
         });
         let moto = Moto {
             child: Mutex::new(child),
