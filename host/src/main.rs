@@ -1,7 +1,8 @@
-//! The `dsh-fs` command: tool definitions, one-off calls, a guided demo and
-//! the MCP stdio server, all through the embedded tools component.
+//! The `dsh-fs` command: tool definitions, one-off calls, a guided demo, a
+//! JSON-lines session (the protocol of the `wasmtime run` command component)
+//! and the MCP stdio server, all through the embedded tools component.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Parser, Subcommand};
 use dsh_fs::{LocalProvider, Provider, Runtime, SessionOptions};
 use std::path::PathBuf;
@@ -34,6 +35,12 @@ enum Command {
         /// Print the whole result as JSON instead of its text.
         #[arg(long)]
         json: bool,
+    },
+    /// Serve JSON lines on stdin/stdout, one session for the whole process:
+    /// {"tool":"read","arguments":{...}} in, {"text":...,"is_error":...,"error":...} out.
+    Serve {
+        #[command(flatten)]
+        workspace: Workspace,
     },
     /// Serve the tools over MCP on stdin/stdout (one connection = one session).
     Mcp {
@@ -94,10 +101,7 @@ impl Workspace {
                 };
                 Arc::new(dsh_fs::ObjectStoreProvider::from_url(url, &options)?)
             }
-            None => Arc::new(
-                LocalProvider::new(&self.root)
-                    .with_context(|| format!("opening workspace root {}", self.root.display()))?,
-            ),
+            None => Arc::new(LocalProvider::new(&self.root)?),
         };
         let options = SessionOptions {
             observation_policy: !self.no_policy,
@@ -154,16 +158,27 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let (provider, options) = workspace.open()?;
             let mut session = Runtime::new()?.session(provider, options)?;
             let result = session.execute(&tool, &arguments);
+            let is_error = result.is_error;
             if json {
-                println!("{}", serde_json::to_string(&result)?);
+                println!("{}", reply(result).to_json());
             } else {
                 println!("{}", result.text);
             }
-            Ok(if result.is_error {
+            Ok(if is_error {
                 ExitCode::FAILURE
             } else {
                 ExitCode::SUCCESS
             })
+        }
+        Command::Serve { workspace } => {
+            let (provider, options) = workspace.open()?;
+            let mut session = Runtime::new()?.session(provider, options)?;
+            dsh_fs_command::serve(
+                std::io::stdin().lock(),
+                std::io::stdout().lock(),
+                |tool, args| reply(session.execute(tool, args)),
+            )?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::Mcp { workspace } => {
             let (provider, options) = workspace.open()?;
@@ -187,6 +202,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Demo { root } => demo(root),
+    }
+}
+
+/// A result in the JSON-lines form shared with the command component:
+/// `{"text":...,"is_error":...,"error":{...}|null}`.
+fn reply(result: dsh_fs::ToolResult) -> dsh_fs_command::Reply {
+    dsh_fs_command::Reply {
+        text: result.text,
+        error: result.error.map(|e| dsh_fs_command::ReplyError {
+            code: e.code,
+            message: e.message,
+        }),
     }
 }
 

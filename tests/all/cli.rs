@@ -50,6 +50,21 @@ fn call_runs_one_tool_and_sets_the_exit_code() {
         String::from_utf8(out.stdout).unwrap(),
         "File: notes.md\n1: # Notes\n2: first\n(End of file: 2 lines.)\n"
     );
+    let out = dsh_fs()
+        .args([
+            "call",
+            "read",
+            r#"{"file_path":"notes.md","limit":1}"#,
+            "--json",
+            "--root",
+            root,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "{\"text\":\"File: notes.md\\n1: # Notes\\n(Lines 1-1 of 2 shown. Continue with offset=2.)\",\"is_error\":false,\"error\":null}\n"
+    );
 
     // Each `call` is its own session: an edit without a read is refused...
     let out = dsh_fs()
@@ -91,7 +106,13 @@ fn call_runs_one_tool_and_sets_the_exit_code() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("opening workspace root"));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "dsh-fs: workspace root /definitely/not/here: No such file or directory (os error 2)\n"
+    );
+    let e = dsh_fs::LocalProvider::new("/definitely/not/here").unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
+    assert!(e.to_string().contains("/definitely/not/here"), "{e}");
 }
 
 #[test]

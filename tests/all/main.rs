@@ -15,6 +15,7 @@ mod mistakes;
 mod object_store;
 mod reliability;
 mod schema;
+mod serve;
 mod wasmtime_cli;
 
 use dsh_fs::{LocalProvider, Provider, Runtime, Session, SessionOptions, ToolResult};
