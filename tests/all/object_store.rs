@@ -507,6 +507,38 @@ fn call_serves_a_store_url() {
     assert!(String::from_utf8_lossy(&both.stderr).contains("--root"));
 }
 
+/// S3 answers a missing bucket with an XML body; the result names the
+/// bucket and the fix instead of passing the XML on.
+#[test]
+fn a_missing_bucket_is_named_without_raw_xml() {
+    let missing = format!("no-such-bucket-{}", std::process::id());
+    let out = crate::cli::dsh_fs()
+        .env("AWS_ACCESS_KEY_ID", "test")
+        .env("AWS_SECRET_ACCESS_KEY", "test")
+        .env("AWS_REGION", "us-east-1")
+        .args([
+            "call",
+            "write",
+            r#"{"file_path":"notes.md","content":"x"}"#,
+            "--json",
+        ])
+        .args(["--store", &format!("s3://{missing}/p")])
+        .args(["--endpoint", &Moto::shared().endpoint()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["error"]["code"], "FS_IO_ERROR");
+    let message = result["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!(
+            "notes.md: the bucket `{missing}` does not exist; create it, or name an existing bucket in the store URL."
+        )),
+        "{message}"
+    );
+    assert!(!message.contains('<'), "{message}");
+}
+
 fn params(tool: &'static str, args: Value) -> CallToolRequestParams {
     let Value::Object(map) = args else {
         unreachable!()
