@@ -2,6 +2,8 @@
 //! JSON-lines session (the protocol of the `wasmtime run` command component)
 //! and the MCP stdio server, all through the embedded tools component.
 
+mod demo;
+
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 use dsh_fs::{LocalProvider, Provider, Runtime, SessionOptions};
@@ -62,9 +64,10 @@ enum Command {
         #[arg(long, default_value_t = 10_000)]
         calls: usize,
     },
-    /// Walk through read → edit → stale edit → re-read → edit on a scratch directory.
+    /// Walk through write → refused edit → read → edit → stale edit → re-read → edit
+    /// on a scratch directory (removed afterwards).
     Demo {
-        /// Directory to work in (default: a new temporary directory).
+        /// Directory to work in, kept afterwards (default: a scratch directory, removed).
         #[arg(long)]
         root: Option<PathBuf>,
     },
@@ -201,7 +204,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             dsh_fs::bench::run(&opts)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Demo { root } => demo(root),
+        Command::Demo { root } => demo::run(root),
     }
 }
 
@@ -215,60 +218,4 @@ fn reply(result: dsh_fs::ToolResult) -> dsh_fs_command::Reply {
             message: e.message,
         }),
     }
-}
-
-/// Real calls through the component on a real directory, printed as they go.
-fn demo(root: Option<PathBuf>) -> Result<ExitCode> {
-    let root = match root {
-        Some(root) => root,
-        None => {
-            let dir = std::env::temp_dir().join(format!("dsh-fs-demo-{}", std::process::id()));
-            std::fs::create_dir_all(&dir)?;
-            dir
-        }
-    };
-    let file = root.join("hello.py");
-    std::fs::write(
-        &file,
-        "def greet(name):\r\n    return 'Hello, ' + name\r\n\r\nprint(greet('world'))\r\n",
-    )?;
-    println!("workspace: {}\n", root.display());
-    let provider: Arc<dyn Provider> = Arc::new(LocalProvider::new(&root)?);
-    let mut session = Runtime::new()?.session(provider, SessionOptions::default())?;
-    let mut call = |tool: &str, args: serde_json::Value| {
-        let args = args.to_string();
-        println!("> {tool} {args}");
-        let result = session.execute(tool, &args);
-        println!("{}\n", result.text);
-    };
-    use serde_json::json;
-    call(
-        "edit",
-        json!({"file_path": "hello.py", "old_string": "Hello", "new_string": "Hi"}),
-    );
-    call("read", json!({"file_path": "hello.py", "limit": 2}));
-    call(
-        "edit",
-        json!({"file_path": "hello.py", "old_string": "    return 'Hello, ' + name", "new_string": "    greeting = f'Hello, {name}!'\n    return greeting"}),
-    );
-    println!("(another program rewrites hello.py)\n");
-    std::fs::write(
-        &file,
-        std::fs::read_to_string(&file)?.replace("world", "there"),
-    )?;
-    call(
-        "edit",
-        json!({"file_path": "hello.py", "old_string": "there", "new_string": "everyone"}),
-    );
-    call("read", json!({"file_path": "hello.py"}));
-    call(
-        "edit",
-        json!({"file_path": "hello.py", "old_string": "there", "new_string": "everyone"}),
-    );
-    call("read", json!({"file_path": "../outside.txt"}));
-    println!(
-        "hello.py on disk, bytes: {:?}",
-        std::fs::read_to_string(&file)?
-    );
-    Ok(ExitCode::SUCCESS)
 }

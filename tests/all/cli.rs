@@ -129,3 +129,35 @@ fn tools_prints_the_definitions() {
     assert_eq!(names, ["read", "write", "edit"]);
     assert_eq!(defs[0]["parameters"]["required"][0], "file_path");
 }
+
+/// The README's first command: it shows the file as it starts, a write, the
+/// policy at work, and leaves no scratch directory behind.
+#[test]
+fn demo_shows_the_original_and_a_write_and_cleans_up() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = dsh_fs()
+        .arg("demo")
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{stdout}");
+    let expected_in_order = [
+        "hello.py on disk:\n  \"def greet(name):\\r\\n\"",
+        "> write {\"content\":\"# Notes\\n- greet everyone\\n\",\"file_path\":\"notes.md\"}\nCreated notes.md",
+        "FS_NOT_OBSERVED",
+        "Edited hello.py",
+        "FS_STALE_VERSION",
+        "FS_SANDBOX_DENIED",
+        "hello.py on disk:",
+        "(removed ",
+    ];
+    let mut rest = stdout.as_str();
+    for expected in expected_in_order {
+        let at = rest
+            .find(expected)
+            .unwrap_or_else(|| panic!("{expected:?} missing or out of order in:\n{stdout}"));
+        rest = &rest[at + expected.len()..];
+    }
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}
