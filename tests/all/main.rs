@@ -13,6 +13,7 @@ mod mcp;
 mod mcp_transport;
 mod mistakes;
 mod object_store;
+mod readme;
 mod reliability;
 mod schema;
 mod serve;
