@@ -2,14 +2,37 @@
 //! cargo, the way wasmtime builds its test programs: its own target directory
 //! (so it never waits on the outer cargo's lock), reruns when the guest, the
 //! core crate or the WIT change, and hands the `.wasm` to the host through
-//! `OUT_DIR` so `include_bytes!` embeds a fresh component.
+//! `OUT_DIR` so `include_bytes!` embeds a fresh component. A packaged crate
+//! has no workspace beside it and embeds the component it ships instead.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Where a packaged crate carries the component, relative to its manifest.
+const SHIPPED: &str = "component/dsh_fs_tools.wasm";
+
 fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap());
     let workspace = manifest.parent().unwrap().to_path_buf();
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap());
+    if !workspace.join("guest/Cargo.toml").exists() {
+        // A packaged crate (crates.io, `cargo package`): no workspace beside
+        // it, so it embeds the component it ships (scripts/package-crate.sh
+        // puts it there).
+        let shipped = manifest.join(SHIPPED);
+        println!("cargo:rerun-if-changed={}", shipped.display());
+        std::fs::copy(&shipped, out.join("dsh_fs_tools.wasm")).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e}; a packaged dsh-fs carries its component, build it from the repository",
+                shipped.display()
+            )
+        });
+        println!(
+            "cargo:rustc-env=DSH_FS_COMPONENT_PATH={}",
+            shipped.display()
+        );
+        return;
+    }
     for watched in [
         "guest/src",
         "guest/Cargo.toml",
@@ -69,7 +92,6 @@ fn main() {
     );
 
     let wasm = target_dir.join("wasm32-wasip2/release/dsh_fs_tools.wasm");
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap());
     std::fs::copy(&wasm, out.join("dsh_fs_tools.wasm")).expect("copying the component");
     println!("cargo:rustc-env=DSH_FS_COMPONENT_PATH={}", wasm.display());
 }

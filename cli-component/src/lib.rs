@@ -24,6 +24,7 @@
 //! ```
 #![deny(missing_docs)]
 
+use serde::Serialize;
 use serde_json::{Map, Value};
 use std::io::{self, BufRead, Write};
 
@@ -40,7 +41,7 @@ pub struct Reply {
 }
 
 /// A failure with a stable code.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ReplyError {
     /// Stable code, e.g. `FS_STALE_VERSION` or `INVALID_ARGS`.
     pub code: String,
@@ -67,22 +68,22 @@ impl Reply {
     }
 
     /// The reply as one JSON object (no newline), keys in the documented
-    /// order: `text`, `is_error`, `error`.
+    /// order: `text`, `is_error`, `error` (`null` on success).
     pub fn to_json(&self) -> String {
-        let string = |s: &str| Value::from(s).to_string();
-        let error = match &self.error {
-            None => "null".to_owned(),
-            Some(e) => format!(
-                "{{\"code\":{},\"message\":{}}}",
-                string(&e.code),
-                string(&e.message)
-            ),
+        /// The wire form: `is_error` is derived from `error`, so the two
+        /// can never disagree.
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            text: &'a str,
+            is_error: bool,
+            error: Option<&'a ReplyError>,
+        }
+        let wire = Wire {
+            text: &self.text,
+            is_error: self.error.is_some(),
+            error: self.error.as_ref(),
         };
-        format!(
-            "{{\"text\":{},\"is_error\":{},\"error\":{error}}}",
-            string(&self.text),
-            self.error.is_some()
-        )
+        serde_json::to_string(&wire).expect("strings and bools always serialize")
     }
 }
 

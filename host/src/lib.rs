@@ -47,6 +47,12 @@ pub use provider::{
     Listing, LocalProvider, MemoryProvider, ObjectStoreProvider, Provider, S3Options, Target,
     TextStream,
 };
+/// The README's embedding example (`examples/embed.rs`), compiled and run as
+/// a doctest so it cannot drift from the API.
+#[cfg(doctest)]
+#[doc = concat!("```\n", include_str!("../examples/embed.rs"), "```")]
+pub struct EmbeddingExample;
+
 pub use runtime::{
     COMPONENT, COMPONENT_PATH, Limits, Runtime, RuntimeBuilder, Session, SessionOptions,
     ToolDefinition, ToolError, ToolResult,

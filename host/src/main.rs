@@ -1,7 +1,10 @@
-//! The `dsh-fs` command: tool definitions, one-off calls, a guided demo and
-//! the MCP stdio server, all through the embedded tools component.
+//! The `dsh-fs` command: tool definitions, one-off calls, a guided demo, a
+//! JSON-lines session (the protocol of the `wasmtime run` command component)
+//! and the MCP stdio server, all through the embedded tools component.
 
-use anyhow::{Context, Result};
+mod demo;
+
+use anyhow::Result;
 use clap::{Parser, Subcommand};
 use dsh_fs::{LocalProvider, Provider, Runtime, SessionOptions};
 use std::path::PathBuf;
@@ -35,6 +38,12 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve JSON lines on stdin/stdout, one session for the whole process:
+    /// {"tool":"read","arguments":{...}} in, {"text":...,"is_error":...,"error":...} out.
+    Serve {
+        #[command(flatten)]
+        workspace: Workspace,
+    },
     /// Serve the tools over MCP on stdin/stdout (one connection = one session).
     Mcp {
         #[command(flatten)]
@@ -58,9 +67,10 @@ enum Command {
         #[arg(long, default_value_t = 120_000)]
         search_files: usize,
     },
-    /// Walk through read → edit → stale edit → re-read → edit on a scratch directory.
+    /// Walk through write → refused edit → read → edit → stale edit → re-read → edit
+    /// on a scratch directory (removed afterwards).
     Demo {
-        /// Directory to work in (default: a new temporary directory).
+        /// Directory to work in, kept afterwards (default: a scratch directory, removed).
         #[arg(long)]
         root: Option<PathBuf>,
     },
@@ -97,10 +107,7 @@ impl Workspace {
                 };
                 Arc::new(dsh_fs::ObjectStoreProvider::from_url(url, &options)?)
             }
-            None => Arc::new(
-                LocalProvider::new(&self.root)
-                    .with_context(|| format!("opening workspace root {}", self.root.display()))?,
-            ),
+            None => Arc::new(LocalProvider::new(&self.root)?),
         };
         let options = SessionOptions {
             observation_policy: !self.no_policy,
@@ -157,16 +164,27 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let (provider, options) = workspace.open()?;
             let mut session = Runtime::new()?.session(provider, options)?;
             let result = session.execute(&tool, &arguments);
+            let is_error = result.is_error;
             if json {
-                println!("{}", serde_json::to_string(&result)?);
+                println!("{}", reply(result).to_json());
             } else {
                 println!("{}", result.text);
             }
-            Ok(if result.is_error {
+            Ok(if is_error {
                 ExitCode::FAILURE
             } else {
                 ExitCode::SUCCESS
             })
+        }
+        Command::Serve { workspace } => {
+            let (provider, options) = workspace.open()?;
+            let mut session = Runtime::new()?.session(provider, options)?;
+            dsh_fs_command::serve(
+                std::io::stdin().lock(),
+                std::io::stdout().lock(),
+                |tool, args| reply(session.execute(tool, args)),
+            )?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::Mcp { workspace } => {
             let (provider, options) = workspace.open()?;
@@ -191,62 +209,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
             dsh_fs::bench::run(&opts)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Demo { root } => demo(root),
+        Command::Demo { root } => demo::run(root),
     }
 }
 
-/// Real calls through the component on a real directory, printed as they go.
-fn demo(root: Option<PathBuf>) -> Result<ExitCode> {
-    let root = match root {
-        Some(root) => root,
-        None => {
-            let dir = std::env::temp_dir().join(format!("dsh-fs-demo-{}", std::process::id()));
-            std::fs::create_dir_all(&dir)?;
-            dir
-        }
-    };
-    let file = root.join("hello.py");
-    std::fs::write(
-        &file,
-        "def greet(name):\r\n    return 'Hello, ' + name\r\n\r\nprint(greet('world'))\r\n",
-    )?;
-    println!("workspace: {}\n", root.display());
-    let provider: Arc<dyn Provider> = Arc::new(LocalProvider::new(&root)?);
-    let mut session = Runtime::new()?.session(provider, SessionOptions::default())?;
-    let mut call = |tool: &str, args: serde_json::Value| {
-        let args = args.to_string();
-        println!("> {tool} {args}");
-        let result = session.execute(tool, &args);
-        println!("{}\n", result.text);
-    };
-    use serde_json::json;
-    call(
-        "edit",
-        json!({"file_path": "hello.py", "old_string": "Hello", "new_string": "Hi"}),
-    );
-    call("read", json!({"file_path": "hello.py", "limit": 2}));
-    call(
-        "edit",
-        json!({"file_path": "hello.py", "old_string": "    return 'Hello, ' + name", "new_string": "    greeting = f'Hello, {name}!'\n    return greeting"}),
-    );
-    println!("(another program rewrites hello.py)\n");
-    std::fs::write(
-        &file,
-        std::fs::read_to_string(&file)?.replace("world", "there"),
-    )?;
-    call(
-        "edit",
-        json!({"file_path": "hello.py", "old_string": "there", "new_string": "everyone"}),
-    );
-    call("read", json!({"file_path": "hello.py"}));
-    call(
-        "edit",
-        json!({"file_path": "hello.py", "old_string": "there", "new_string": "everyone"}),
-    );
-    call("read", json!({"file_path": "../outside.txt"}));
-    println!(
-        "hello.py on disk, bytes: {:?}",
-        std::fs::read_to_string(&file)?
-    );
-    Ok(ExitCode::SUCCESS)
+/// A result in the JSON-lines form shared with the command component:
+/// `{"text":...,"is_error":...,"error":{...}|null}`.
+fn reply(result: dsh_fs::ToolResult) -> dsh_fs_command::Reply {
+    dsh_fs_command::Reply {
+        text: result.text,
+        error: result.error.map(|e| dsh_fs_command::ReplyError {
+            code: e.code,
+            message: e.message,
+        }),
+    }
 }

@@ -231,7 +231,6 @@ pub struct ToolResult {
     /// Whether the call failed.
     pub is_error: bool,
     /// The structured error when it failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ToolError>,
 }
 

@@ -50,6 +50,21 @@ fn call_runs_one_tool_and_sets_the_exit_code() {
         String::from_utf8(out.stdout).unwrap(),
         "File: notes.md\n1: # Notes\n2: first\n(End of file: 2 lines.)\n"
     );
+    let out = dsh_fs()
+        .args([
+            "call",
+            "read",
+            r#"{"file_path":"notes.md","limit":1}"#,
+            "--json",
+            "--root",
+            root,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "{\"text\":\"File: notes.md\\n1: # Notes\\n(Lines 1-1 of 2 shown. Continue with offset=2.)\",\"is_error\":false,\"error\":null}\n"
+    );
 
     // Each `call` is its own session: an edit without a read is refused...
     let out = dsh_fs()
@@ -91,7 +106,13 @@ fn call_runs_one_tool_and_sets_the_exit_code() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("opening workspace root"));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "dsh-fs: workspace root /definitely/not/here: No such file or directory (os error 2)\n"
+    );
+    let e = dsh_fs::LocalProvider::new("/definitely/not/here").unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
+    assert!(e.to_string().contains("/definitely/not/here"), "{e}");
 }
 
 #[test]
@@ -107,4 +128,36 @@ fn tools_prints_the_definitions() {
         .collect();
     assert_eq!(names, ["read", "write", "edit"]);
     assert_eq!(defs[0]["parameters"]["required"][0], "file_path");
+}
+
+/// The README's first command: it shows the file as it starts, a write, the
+/// policy at work, and leaves no scratch directory behind.
+#[test]
+fn demo_shows_the_original_and_a_write_and_cleans_up() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = dsh_fs()
+        .arg("demo")
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{stdout}");
+    let expected_in_order = [
+        "hello.py on disk:\n  \"def greet(name):\\r\\n\"",
+        "> write {\"content\":\"# Notes\\n- greet everyone\\n\",\"file_path\":\"notes.md\"}\nCreated notes.md",
+        "FS_NOT_OBSERVED",
+        "Edited hello.py",
+        "FS_STALE_VERSION",
+        "FS_SANDBOX_DENIED",
+        "hello.py on disk:",
+        "(removed ",
+    ];
+    let mut rest = stdout.as_str();
+    for expected in expected_in_order {
+        let at = rest
+            .find(expected)
+            .unwrap_or_else(|| panic!("{expected:?} missing or out of order in:\n{stdout}"));
+        rest = &rest[at + expected.len()..];
+    }
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
 }

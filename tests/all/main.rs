@@ -17,8 +17,10 @@ mod mcp_budget;
 mod mcp_transport;
 mod mistakes;
 mod object_store;
+mod readme;
 mod reliability;
 mod schema;
+mod serve;
 mod wasmtime_cli;
 
 use dsh_fs::{LocalProvider, Provider, Runtime, Session, SessionOptions, ToolResult};

@@ -113,3 +113,43 @@ async fn read_edit_stale_reread_edit_over_mcp() {
     );
     client.cancel().await.unwrap();
 }
+
+/// `tools/list` gives each tool the title and hints clients use for
+/// permission prompts, in the protocol's camelCase wire form.
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_list_carries_titles_and_annotations() {
+    let ws = Workspace::new();
+    let root = ws.root.clone();
+    let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_dsh-fs")).configure(|c| {
+        c.args(["mcp", "--root"])
+            .arg(&root)
+            .env("DSH_FS_CACHE_DIR", crate::cache_dir());
+    });
+    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    let wire: Vec<Value> = tools
+        .iter()
+        .map(|t| {
+            let t = serde_json::to_value(t).unwrap();
+            json!({"name": t["name"], "title": t["title"], "annotations": t["annotations"]})
+        })
+        .collect();
+    let hints = |title: &str, read_only: bool, destructive: bool, idempotent: bool| {
+        json!({
+            "title": title,
+            "readOnlyHint": read_only,
+            "destructiveHint": destructive,
+            "idempotentHint": idempotent,
+            "openWorldHint": false,
+        })
+    };
+    assert_eq!(
+        wire,
+        [
+            json!({"name": "read", "title": "Read file", "annotations": hints("Read file", true, false, true)}),
+            json!({"name": "write", "title": "Write file", "annotations": hints("Write file", false, true, true)}),
+            json!({"name": "edit", "title": "Edit file", "annotations": hints("Edit file", false, true, false)}),
+        ]
+    );
+    client.cancel().await.unwrap();
+}

@@ -17,13 +17,27 @@ use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
-const INSTALL: &str = "pip install 'moto[server]==5.2.5'";
+const INSTALL: &str = "run scripts/setup, which installs moto[server]==5.2.5 into .venv/";
+
+/// The Python that has moto: `$DSH_FS_PYTHON`, else the project's `.venv`
+/// (made by `scripts/setup`), else `python3` on PATH.
+fn python() -> PathBuf {
+    if let Some(python) = std::env::var_os("DSH_FS_PYTHON") {
+        return python.into();
+    }
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python");
+    if venv.exists() {
+        venv
+    } else {
+        "python3".into()
+    }
+}
 
 /// `moto_server`'s own entry point, serving one request at a time. Its
 /// threaded default checks `If-Match` and stores the object in two steps, so
@@ -67,7 +81,7 @@ impl Moto {
         std::thread::Builder::new()
             .name("moto-parent".into())
             .spawn(move || {
-                let mut cmd = Command::new("python3");
+                let mut cmd = Command::new(python());
                 cmd.args([
                     "-c",
                     MOTO_SERVER,
@@ -95,7 +109,10 @@ impl Moto {
             })
             .unwrap();
         let child = rx.recv().unwrap().unwrap_or_else(|e| {
-            panic!("starting moto's server with python3 failed: {e} ({INSTALL})")
+            panic!(
+                "starting moto's server with {} failed: {e} ({INSTALL})",
+                python().display()
+            )
         });
         let moto = Moto {
             child: Mutex::new(child),
@@ -488,6 +505,38 @@ fn call_serves_a_store_url() {
         .unwrap();
     assert_eq!(both.status.code(), Some(2), "{both:?}");
     assert!(String::from_utf8_lossy(&both.stderr).contains("--root"));
+}
+
+/// S3 answers a missing bucket with an XML body; the result names the
+/// bucket and the fix instead of passing the XML on.
+#[test]
+fn a_missing_bucket_is_named_without_raw_xml() {
+    let missing = format!("no-such-bucket-{}", std::process::id());
+    let out = crate::cli::dsh_fs()
+        .env("AWS_ACCESS_KEY_ID", "test")
+        .env("AWS_SECRET_ACCESS_KEY", "test")
+        .env("AWS_REGION", "us-east-1")
+        .args([
+            "call",
+            "write",
+            r#"{"file_path":"notes.md","content":"x"}"#,
+            "--json",
+        ])
+        .args(["--store", &format!("s3://{missing}/p")])
+        .args(["--endpoint", &Moto::shared().endpoint()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["error"]["code"], "FS_IO_ERROR");
+    let message = result["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!(
+            "notes.md: the bucket `{missing}` does not exist; create it, or name an existing bucket in the store URL."
+        )),
+        "{message}"
+    );
+    assert!(!message.contains('<'), "{message}");
 }
 
 fn params(tool: &'static str, args: Value) -> CallToolRequestParams {

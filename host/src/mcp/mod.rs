@@ -7,6 +7,7 @@
 //! `id` found in it), and a client that does not read stdout stops the
 //! server from reading stdin instead of making it buffer.
 
+mod annotations;
 mod lines;
 mod malformed;
 mod salvage;
@@ -52,7 +53,7 @@ what to do next.",
                     serde_json::Value::Object(map) => map,
                     _ => JsonObject::new(),
                 };
-                Tool::new(d.name, d.description, Arc::new(schema))
+                annotations::annotate(Tool::new(d.name, d.description, Arc::new(schema)))
             })
             .collect();
         Ok(McpServer {

@@ -11,6 +11,7 @@
 mod local;
 mod memory;
 mod object_store;
+mod s3_error;
 
 pub use self::object_store::{ObjectStoreProvider, S3Options};
 pub use local::LocalProvider;

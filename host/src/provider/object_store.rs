@@ -34,6 +34,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::s3_error::readable;
+
 type StoreError = ::object_store::Error;
 
 /// Bytes fetched per ranged GET while streaming or hashing a large object:
@@ -745,7 +747,10 @@ fn map_put(e: StoreError, shown: &str) -> FsError {
     match e {
         StoreError::NotImplemented { .. } | StoreError::NotSupported { .. } => FsError::new(
             ErrorCode::IoError,
-            format!("the store cannot write {shown} conditionally, so it is not written: {e}"),
+            format!(
+                "the store cannot write {shown} conditionally, so it is not written: {}",
+                readable(&e)
+            ),
         ),
         e => map_store(e, shown),
     }
@@ -759,16 +764,19 @@ fn map_store(e: StoreError, shown: &str) -> FsError {
         StoreError::AlreadyExists { .. } => not_observed(shown),
         StoreError::PermissionDenied { .. } => FsError::new(
             ErrorCode::PermissionDenied,
-            format!("the store denied access to {shown}: {e}"),
+            format!("the store denied access to {shown}: {}", readable(&e)),
         ),
         StoreError::Unauthenticated { .. } => FsError::new(
             ErrorCode::PermissionDenied,
-            format!("the store refused the credentials for {shown}: {e}"),
+            format!(
+                "the store refused the credentials for {shown}: {}",
+                readable(&e)
+            ),
         ),
         StoreError::InvalidPath { .. } => FsError::new(
             ErrorCode::InvalidInput,
-            format!("{shown} is not a valid object key: {e}"),
+            format!("{shown} is not a valid object key: {}", readable(&e)),
         ),
-        e => FsError::new(ErrorCode::IoError, format!("{shown}: {e}")),
+        e => FsError::new(ErrorCode::IoError, format!("{shown}: {}", readable(&e))),
     }
 }

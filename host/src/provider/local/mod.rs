@@ -40,11 +40,16 @@ pub struct LocalProvider {
 
 impl LocalProvider {
     /// Opens `root` (which must be an existing directory) as the workspace.
+    /// The error names the root: `workspace root /x: No such file or
+    /// directory (os error 2)`.
     pub fn new(root: impl AsRef<Path>) -> io::Result<Self> {
         let root = root.as_ref();
-        let dir = Dir::open_ambient_dir(root, ambient_authority())?;
-        let absolute = std::path::absolute(root)?;
-        let canonical = std::fs::canonicalize(root)?;
+        let named = |e: io::Error| {
+            io::Error::new(e.kind(), format!("workspace root {}: {e}", root.display()))
+        };
+        let dir = Dir::open_ambient_dir(root, ambient_authority()).map_err(named)?;
+        let absolute = std::path::absolute(root).map_err(named)?;
+        let canonical = std::fs::canonicalize(root).map_err(named)?;
         let mut roots = vec![canonical];
         if roots[0] != absolute {
             roots.push(absolute);
