@@ -1,6 +1,8 @@
-//! What every MCP client pays before its first call: `tools/list` (names,
-//! descriptions, JSON Schemas) and the server instructions from
-//! `initialize`, measured as they go over the wire.
+//! What every model pays before its first call: the model-facing part of
+//! `tools/list` (names, descriptions, JSON Schemas) and the server
+//! instructions from `initialize`, measured as they go over the wire. Titles
+//! and annotations are for the client's permission prompts, not the model's
+//! context, and are reported apart.
 
 use crate::Workspace;
 use rmcp::ServiceExt;
@@ -24,10 +26,17 @@ async fn tool_definitions_and_instructions_fit_the_budget() {
         .and_then(|i| i.instructions.clone())
         .unwrap_or_default();
     let tools = client.list_all_tools().await.unwrap();
-    let listed = serde_json::to_string(&tools).unwrap();
+    let mut model_facing = serde_json::to_value(&tools).unwrap();
+    for tool in model_facing.as_array_mut().unwrap() {
+        let tool = tool.as_object_mut().unwrap();
+        tool.remove("title");
+        tool.remove("annotations");
+    }
+    let listed = serde_json::to_string(&model_facing).unwrap();
+    let metadata = serde_json::to_string(&tools).unwrap().len() - listed.len();
     let total = listed.len() + serde_json::to_string(&instructions).unwrap().len();
     eprintln!(
-        "tools/list {} B + instructions {} B = {total} B",
+        "tools/list {} B + instructions {} B = {total} B (titles and annotations: {metadata} B more)",
         listed.len(),
         instructions.len()
     );
