@@ -24,7 +24,7 @@ use std::time::Duration;
 /// One tool as the model sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolDefinition {
-    /// `read`, `write` or `edit`.
+    /// `read`, `write`, `edit`, `glob` or `grep`.
     pub name: &'static str,
     /// What the tool does, including the observation policy.
     pub description: &'static str,
