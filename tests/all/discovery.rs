@@ -37,6 +37,11 @@ fn files() -> BTreeMap<String, String> {
     ]
     .into_iter()
     .map(|(p, t)| (p.to_owned(), t.to_owned()))
+    // A line of 3007 bytes whose 2000-byte cut falls inside a character.
+    .chain([(
+        "wide/é.txt".to_owned(),
+        format!("{} needle\n", "é".repeat(1500)),
+    )])
     .collect()
 }
 
@@ -64,6 +69,7 @@ fn calls() -> Vec<(&'static str, Value)> {
         ("grep", json!({"pattern": "TODO", "path": "docz"})),
         ("grep", json!({"pattern": "TODO", "path": "docs/guide.mdx"})),
         ("grep", json!({"pattern": "x", "bogus": 1})),
+        ("grep", json!({"pattern": "needle$", "path": "wide"})),
     ]
 }
 
@@ -182,6 +188,11 @@ fn the_recorded_texts_follow_the_rules() {
     );
     assert!(text(18).contains("docs/guide.md"), "{}", text(18));
     assert!(text(19).starts_with("INVALID_ARGS: grep: unknown field `bogus`"));
+    let cut = format!(
+        "Found 1 match in 1 file\n\nwide/é.txt:\n  Line 1: {}… [line cut: 1007 more bytes]",
+        "é".repeat(1000)
+    );
+    assert_eq!(text(20), cut);
 }
 
 /// A fresh local workspace with the script's files.
