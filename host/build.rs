@@ -38,6 +38,8 @@ fn main() {
         "guest/Cargo.toml",
         "core/src",
         "core/Cargo.toml",
+        "search/src",
+        "search/Cargo.toml",
         "wit",
         "Cargo.lock",
     ] {

@@ -24,6 +24,10 @@ pub enum Tool {
     Write,
     /// `edit`
     Edit,
+    /// `glob`
+    Glob,
+    /// `grep`
+    Grep,
 }
 
 impl Tool {
@@ -33,6 +37,8 @@ impl Tool {
             Tool::Read => "read",
             Tool::Write => "write",
             Tool::Edit => "edit",
+            Tool::Glob => "glob",
+            Tool::Grep => "grep",
         }
     }
 }
@@ -57,7 +63,7 @@ impl ToolError {
         ToolError {
             code: "UNKNOWN_TOOL".into(),
             message: format!(
-                "there is no tool named {shown:?}; the tools are read, write and edit."
+                "there is no tool named {shown:?}; the tools are read, write, edit, glob and grep."
             ),
             detail: String::new(),
         }
@@ -125,9 +131,13 @@ fn remedy(tool: Tool, code: ErrorCode) -> &'static str {
     use ErrorCode::*;
     match (code, tool) {
         (NotFound, Tool::Edit) => "Check the path; use write to create a new file.",
+        (NotFound, Tool::Glob | Tool::Grep) => "Check the path, or search from the root.",
         (NotFound, _) => "Check the path and try again.",
+        (NotText, Tool::Glob | Tool::Grep) => "Search a directory of text files instead.",
         (NotText, _) => "These tools handle UTF-8 text files only.",
+        (NotRegularFile, Tool::Glob | Tool::Grep) => "Give a file or directory inside the root.",
         (NotRegularFile, _) => "Give the path of a regular file.",
+        (NotDirectory, Tool::Glob | Tool::Grep) => "Then call it again.",
         (NotDirectory, _) => "A parent of that path is a file; choose another path.",
         (StaleVersion, _) => "Read the file again, then retry the change on its current content.",
         (NotObserved, Tool::Write) => {
@@ -143,10 +153,12 @@ fn remedy(tool: Tool, code: ErrorCode) -> &'static str {
         (SandboxDenied, _) => "Use a path inside the workspace.",
         (PermissionDenied, _) => "The file cannot be accessed; choose another path.",
         (TooLarge, Tool::Read) => "Read a smaller window with offset and limit.",
+        (TooLarge, Tool::Glob | Tool::Grep) => "Search a smaller directory below it.",
         (TooLarge, _) => "The file is too large for this operation.",
         (IoError, _) | (Aborted, _) => {
             "Retry the call once; if it fails again, stop and report it."
         }
+        (InvalidInput, Tool::Glob | Tool::Grep) => "Then call it again.",
         (InvalidInput, _) => "Fix the argument and retry.",
         (Busy, _) => "Nothing was changed; retry in a few seconds.",
         _ => "",
@@ -160,7 +172,7 @@ mod tests {
     #[test]
     fn every_code_has_a_remedy_for_every_tool() {
         for code in ErrorCode::ALL {
-            for tool in [Tool::Read, Tool::Write, Tool::Edit] {
+            for tool in [Tool::Read, Tool::Write, Tool::Edit, Tool::Glob, Tool::Grep] {
                 assert!(!remedy(tool, code).is_empty(), "{code} {tool:?}");
             }
         }

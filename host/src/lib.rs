@@ -1,5 +1,5 @@
-//! Host for the dsh-fs tools component: run the `read`, `write` and `edit`
-//! tools of `dsh_fs_tools.wasm` in wasmtime against a backend of your choice.
+//! Host for the dsh-fs tools component: run the `read`, `write`, `edit`, `glob`
+//! and `grep` tools of `dsh_fs_tools.wasm` in wasmtime against a backend of your choice.
 //!
 //! - [`Runtime`]: engine + precompiled component (cached on disk) + linker,
 //!   built once per process; [`Runtime::session`] opens a [`Session`].

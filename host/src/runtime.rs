@@ -204,7 +204,7 @@ impl Default for SessionOptions {
 /// One tool as the model sees it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ToolDefinition {
-    /// `read`, `write` or `edit`.
+    /// `read`, `write`, `edit`, `glob` or `grep`.
     pub name: String,
     /// What the tool does, including the policy.
     pub description: String,

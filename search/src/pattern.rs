@@ -66,7 +66,10 @@ pub fn regex(pattern: &str) -> Result<RegexMatcher, FsError> {
         };
         return Err(invalid_regex(pattern, column, &why));
     }
+    // `multi_line` as ripgrep always sets it: `^` and `$` match at every line
+    // of a buffer searched at once, not only at its ends.
     RegexMatcherBuilder::new()
+        .multi_line(true)
         .line_terminator(Some(b'\n'))
         .crlf(true)
         .build(pattern)

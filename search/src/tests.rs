@@ -96,6 +96,17 @@ fn crlf_lines_show_without_their_carriage_return_and_end_at_dollar() {
     );
 }
 
+/// `^` and `$` held only at the ends of the file before `multi_line`.
+#[test]
+fn anchors_match_at_every_line() {
+    let mut tree = MemTree::default();
+    tree.file("a.txt", "hit\nmiss\r\nhit\r\nhits\n", 1);
+    assert_eq!(
+        grep_all(&tree, "^hit$"),
+        "Found 2 matches in 1 file\n\na.txt:\n  Line 1: hit\n  Line 3: hit"
+    );
+}
+
 #[test]
 fn long_lines_are_cut_on_a_character_boundary_at_2000_bytes() {
     let line = format!("{}{}", "a".repeat(1999), "é".repeat(10));

@@ -2,34 +2,9 @@
 //! file's bytes as a reader. It mirrors the store's `list-dir` and ranged reads,
 //! so every backend that has those can be searched.
 
+pub use dsh_fs_core::{DirEntry, DirEntryKind};
 use dsh_fs_core::{ErrorCode, FsError};
 use std::io::Read;
-
-/// What a directory entry is, without following links.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DirEntryKind {
-    /// A regular file.
-    File,
-    /// A directory or object-store prefix.
-    Directory,
-    /// A symbolic link (never followed by discovery).
-    Symlink,
-    /// FIFO, socket, device.
-    Other,
-}
-
-/// One entry of a directory listing. Mirrors `dsh:fs/types.dir-entry`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DirEntry {
-    /// One path component, valid UTF-8.
-    pub name: String,
-    /// What the entry is, links not followed.
-    pub kind: DirEntryKind,
-    /// Bytes for files, 0 otherwise.
-    pub size: u64,
-    /// Nanoseconds since the Unix epoch, when the backend knows it.
-    pub modified: Option<u64>,
-}
 
 /// A tree discovery can walk. Paths are relative to the tree's root, components
 /// joined by `/`, and `""` is the root itself; they never contain `.` or `..`.

@@ -126,7 +126,7 @@ fn tools_prints_the_definitions() {
         .iter()
         .map(|d| d["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["read", "write", "edit"]);
+    assert_eq!(names, ["read", "write", "edit", "glob", "grep"]);
     assert_eq!(defs[0]["parameters"]["required"][0], "file_path");
 }
 
@@ -160,4 +160,32 @@ fn demo_shows_the_original_and_a_write_and_cleans_up() {
         rest = &rest[at + expected.len()..];
     }
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn call_runs_glob_and_grep() {
+    let ws = Workspace::new();
+    ws.write("docs/notes.md", "# Notes\nfirst\n");
+    let root = ws.root.to_str().unwrap();
+    let run = |tool: &str, args: &str| {
+        let out = dsh_fs()
+            .args(["call", tool, args, "--root", root])
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+    };
+    assert_eq!(
+        run("glob", r#"{"pattern":"*.md"}"#),
+        (Some(0), "docs/notes.md\n".into())
+    );
+    assert_eq!(
+        run("grep", r#"{"pattern":"^first$","path":"docs"}"#),
+        (
+            Some(0),
+            "Found 1 match in 1 file\n\ndocs/notes.md:\n  Line 2: first\n".into()
+        )
+    );
+    let (status, text) = run("grep", r#"{"pattern":"x","path":"/etc"}"#);
+    assert_eq!(status, Some(1));
+    assert!(text.starts_with("FS_SANDBOX_DENIED: "), "{text}");
 }

@@ -7,6 +7,7 @@ mod cli;
 mod component;
 mod confinement;
 mod contract;
+mod discovery;
 mod fidelity;
 mod hardening;
 mod hostile;

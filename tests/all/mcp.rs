@@ -36,7 +36,7 @@ async fn read_edit_stale_reread_edit_over_mcp() {
 
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
-    assert_eq!(names, ["read", "write", "edit"]);
+    assert_eq!(names, ["read", "write", "edit", "glob", "grep"]);
     assert_eq!(
         tools[2].input_schema["properties"]["replace_all"]["default"],
         false
@@ -100,6 +100,23 @@ async fn read_edit_stale_reread_edit_over_mcp() {
     assert_eq!(
         ws.bytes("app.py"),
         b"def main():\r\n    print('merged')\r\n"
+    );
+
+    let found = client
+        .call_tool(params("glob", json!({"pattern": "*.py"})))
+        .await
+        .unwrap();
+    assert_eq!(text(&found), "app.py");
+    let hits = client
+        .call_tool(params(
+            "grep",
+            json!({"pattern": "print\\(", "include": "*.py"}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        text(&hits),
+        "Found 1 match in 1 file\n\napp.py:\n  Line 2:     print('merged')"
     );
 
     let bad = client

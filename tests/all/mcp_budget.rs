@@ -8,8 +8,10 @@ use crate::Workspace;
 use rmcp::ServiceExt;
 use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 
-/// The budget for both together, in bytes of JSON text.
-const BUDGET: usize = 2560;
+/// The budget for both together, in bytes of JSON text: 2560 for read, write
+/// and edit; glob and grep (two schemas, descriptions, guidance) cost about
+/// 950 more, measured at 3393 in all.
+const BUDGET: usize = 3400;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn tool_definitions_and_instructions_fit_the_budget() {

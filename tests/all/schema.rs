@@ -20,14 +20,16 @@ fn names(v: &Value) -> Vec<String> {
 fn definitions_have_the_documented_required_and_optional_fields() {
     let defs = runtime().definitions().unwrap();
     let got: Vec<_> = defs.iter().map(|d| d.name.as_str()).collect();
-    assert_eq!(got, ["read", "write", "edit"]);
-    let expected: [(&[&str], &[&str]); 3] = [
+    assert_eq!(got, ["read", "write", "edit", "glob", "grep"]);
+    let expected: [(&[&str], &[&str]); 5] = [
         (&["file_path"], &["file_path", "limit", "offset"]),
         (&["content", "file_path"], &["content", "file_path"]),
         (
             &["file_path", "new_string", "old_string"],
             &["file_path", "new_string", "old_string", "replace_all"],
         ),
+        (&["pattern"], &["path", "pattern"]),
+        (&["pattern"], &["include", "path", "pattern"]),
     ];
     for (def, (required, all)) in defs.iter().zip(expected) {
         let p = &def.parameters;
@@ -56,10 +58,12 @@ fn definitions_have_the_documented_required_and_optional_fields() {
 
 #[test]
 fn descriptions_tell_the_model_about_the_policy() {
-    // The policy is stated once, in full, by read; write and edit name it.
+    // The policy is stated once, in full, by read; write and edit name it;
+    // discovery changes nothing and leaves it out.
     for def in runtime().definitions().unwrap() {
         let d = def.description.to_lowercase();
-        assert!(d.contains("read-before-write"), "{d}");
+        let changes = matches!(def.name.as_str(), "read" | "write" | "edit");
+        assert_eq!(d.contains("read-before-write"), changes, "{d}");
         if def.name == "read" {
             assert!(d.contains("any window") && d.contains("edit"), "{d}");
             assert!(d.contains("fs_stale_version"), "{d}");

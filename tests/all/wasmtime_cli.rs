@@ -434,7 +434,16 @@ fn directory_reads_and_path_suggestions_match_the_native_host() {
 
 #[test]
 fn the_mistakes_subset_answers_with_the_native_texts() {
-    let script = crate::hosts::golden();
+    replay(crate::hosts::golden());
+}
+
+#[test]
+fn discovery_answers_with_the_native_texts() {
+    replay(crate::discovery::golden());
+}
+
+/// Replays a script recorded from the native host in one session.
+fn replay(script: crate::hosts::Script) {
     let ws = Workspace::new();
     for (path, text) in &script.files {
         ws.write(path, text);

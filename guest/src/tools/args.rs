@@ -62,6 +62,14 @@ impl Args {
         }
     }
 
+    /// An optional string field (`null` counts as absent).
+    pub(super) fn optional_string(&mut self, name: &str) -> Result<Option<String>, ToolError> {
+        match self.map.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(_) => self.string(name).map(Some),
+        }
+    }
+
     /// An optional integer field of at least 1 (`null` counts as absent).
     pub(super) fn positive(&mut self, name: &str) -> Result<Option<u64>, ToolError> {
         match self.map.remove(name) {

@@ -5,8 +5,11 @@ mod args;
 mod diagnose;
 mod diff;
 mod edit;
+mod glob;
+mod grep;
 mod read;
 mod suggest;
+mod tree;
 mod write;
 
 pub use read::{LineIndex, MAX_LINE_CHARS, MAX_LINES, MAX_OUTPUT_BYTES, Window};
@@ -15,11 +18,13 @@ use crate::error::{Tool, ToolError};
 use crate::policy::Policy;
 use crate::provider::{Provider, TextStream};
 use dsh_fs_core::{EntryKind, ErrorCode, FsError};
+use dsh_fs_search::Budget;
+use std::time::Duration;
 
 /// One tool as the model sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolDefinition {
-    /// `read`, `write` or `edit`.
+    /// `read`, `write`, `edit`, `glob` or `grep`.
     pub name: &'static str,
     /// What the tool does, including the observation policy.
     pub description: &'static str,
@@ -58,7 +63,13 @@ impl ToolResult {
 
 /// The definitions of every tool, in a stable order.
 pub fn definitions() -> Vec<ToolDefinition> {
-    vec![read::definition(), write::definition(), edit::definition()]
+    vec![
+        read::definition(),
+        write::definition(),
+        edit::definition(),
+        glob::definition(),
+        grep::definition(),
+    ]
 }
 
 /// One agent session over a provider: the owner of observations.
@@ -95,6 +106,8 @@ impl<P: Provider> Session<P> {
             "read" => read::run(self, arguments_json),
             "write" => write::run(self, arguments_json),
             "edit" => edit::run(self, arguments_json),
+            "glob" => glob::run(self, arguments_json),
+            "grep" => grep::run(self, arguments_json),
             other => Err(ToolError::unknown_tool(other)),
         };
         match outcome {
@@ -146,12 +159,40 @@ impl<P: Provider> Session<P> {
         Ok(target)
     }
 
+    /// Runs a discovery `search` over the provider from the model's `path`
+    /// (the root when absent), confined like `read`, within [`SEARCH_TIME`].
+    /// Discovery observes nothing: the read-before-edit policy is untouched.
+    fn discover(
+        &self,
+        tool: Tool,
+        path: Option<String>,
+        search: impl FnOnce(&dyn dsh_fs_search::Tree, &str, &Budget) -> Result<String, FsError>,
+    ) -> Result<String, ToolError> {
+        let path = path.filter(|p| !p.is_empty()).unwrap_or_else(|| ".".into());
+        let target = self.resolve(tool, &path)?;
+        let shown = self.provider.display_path(&target);
+        let at = if shown == "." { "" } else { shown.as_str() };
+        let tree = tree::ProviderTree {
+            provider: &self.provider,
+        };
+        let budget = Budget::new(SEARCH_TIME, dsh_fs_search::budget::DEFAULT_WORK);
+        search(&tree, at, &budget).map_err(|e| match e.code {
+            ErrorCode::NotFound => suggest::not_found(&self.provider, tool, &self.display(&target)),
+            _ => ToolError::from_fs(tool, e),
+        })
+    }
+
     /// The path shown to the model, with control characters escaped: a
     /// crafted file name cannot fake lines of a tool's output.
     fn display(&self, target: &P::Target) -> String {
         crate::error::one_line(self.provider.display_path(target))
     }
 }
+
+/// Wall-clock budget of one glob or grep, well inside a host's default
+/// 30-second call deadline, so a search stops early and says so instead of
+/// being cut off.
+const SEARCH_TIME: Duration = Duration::from_secs(20);
 
 /// Bytes of an unobserved file decoded to tell text from binary.
 const PROBE_BYTES: u32 = 64 * 1024;
@@ -243,8 +284,8 @@ mod tests {
     fn schemas_are_snake_case_with_the_documented_required_sets() {
         let defs = definitions();
         let names: Vec<_> = defs.iter().map(|d| d.name).collect();
-        assert_eq!(names, ["read", "write", "edit"]);
-        let expect: [(&str, &[&str], &[&str]); 3] = [
+        assert_eq!(names, ["read", "write", "edit", "glob", "grep"]);
+        let expect: [(&str, &[&str], &[&str]); 5] = [
             ("read", &["file_path"], &["offset", "limit"]),
             ("write", &["file_path", "content"], &[]),
             (
@@ -252,6 +293,8 @@ mod tests {
                 &["file_path", "old_string", "new_string"],
                 &["replace_all"],
             ),
+            ("glob", &["pattern"], &["path"]),
+            ("grep", &["pattern"], &["path", "include"]),
         ];
         for (def, (name, required, optional)) in defs.iter().zip(expect) {
             assert_eq!(def.name, name);
@@ -299,7 +342,8 @@ mod tests {
     fn descriptions_explain_the_policy_once() {
         for def in definitions() {
             let text = format!("{} {}", def.description, def.guidance).to_lowercase();
-            assert!(text.contains("read-before-write"), "{}", def.name);
+            let changes = matches!(def.name, "read" | "write" | "edit");
+            assert_eq!(text.contains("read-before-write"), changes, "{}", def.name);
             assert_eq!(
                 text.contains("fs_stale_version"),
                 def.name == "read",

@@ -24,6 +24,10 @@ const SHOWN_ENTRIES: usize = 50;
 #[cold]
 pub(super) fn not_found<P: Provider>(provider: &P, tool: Tool, display: &str) -> ToolError {
     let plain = || ToolError::from_fs(tool, FsError::not_found(display));
+    let field = match tool {
+        Tool::Glob | Tool::Grep => "path",
+        _ => "file_path",
+    };
     if let Some((base, line)) = split_line_suffix(display)
         && is_file(provider, base)
     {
@@ -31,13 +35,10 @@ pub(super) fn not_found<P: Provider>(provider: &P, tool: Tool, display: &str) ->
             Tool::Read => format!(" with offset={line}"),
             _ => format!(" (line {line} is where to look)"),
         };
-        return found(
-            plain(),
-            format!("Use file_path {base}{offset}."),
-            Vec::new(),
-        );
+        return found(plain(), format!("Use {field} {base}{offset}."), Vec::new());
     }
-    let similar = Finder::new(provider).similar(display);
+    let dirs_too = matches!(tool, Tool::Glob | Tool::Grep);
+    let similar = Finder::new(provider).similar(display, dirs_too);
     let create = if tool == Tool::Edit {
         ", or use write to create a new file"
     } else {
@@ -59,7 +60,7 @@ pub(super) fn not_found<P: Provider>(provider: &P, tool: Tool, display: &str) ->
         }
         more => {
             let list = more.iter().map(|p| format!("  {p}")).collect();
-            let hint = format!("Similar existing paths are below; use one as file_path{create}.");
+            let hint = format!("Similar existing paths are below; use one as {field}{create}.");
             found(plain(), hint, list)
         }
     }
@@ -253,8 +254,9 @@ impl<'p, P: Provider> Finder<'p, P> {
         }
     }
 
-    /// Up to [`MAX_SUGGESTIONS`] existing files close to `path`, closest first.
-    fn similar(mut self, path: &str) -> Vec<String> {
+    /// Up to [`MAX_SUGGESTIONS`] existing files close to `path`, closest
+    /// first; with `dirs_too`, directories beside it count as well.
+    fn similar(mut self, path: &str, dirs_too: bool) -> Vec<String> {
         let (wanted_dir, name) = path.rsplit_once('/').unwrap_or(("", path));
         if name.is_empty() || name == "." {
             return Vec::new();
@@ -268,6 +270,9 @@ impl<'p, P: Provider> Finder<'p, P> {
             if e.kind == DirEntryKind::Directory {
                 if subdirs.len() < MAX_LISTINGS as usize {
                     subdirs.push(join(&dir, &e.name));
+                }
+                if dirs_too && let Some(c) = closeness(name, &e.name).filter(|c| *c >= least) {
+                    hits.push((c, 0, join(&dir, &e.name)));
                 }
             } else if e.kind == DirEntryKind::File
                 && let Some(c) = closeness(name, &e.name).filter(|c| *c >= least)

@@ -1,5 +1,5 @@
-// dsh-fs for JavaScript: the transpiled tools component (`read`, `write`,
-// `edit`) with a provider written in JS. Works in Node.js and in browsers.
+// dsh-fs for JavaScript: the transpiled tools component (`read`, `write`, `edit`,
+// `glob`, `grep`) with a provider written in JS. Works in Node.js and in browsers.
 
 export { createSession } from './session.js';
 export { MemoryProvider } from './provider/memory.js';

@@ -230,13 +230,14 @@ describe('the package API', () => {
     w.fails('list', {}, 'UNKNOWN_TOOL');
   });
 
-  test('definitions: read, write and edit with JSON Schemas', () => {
+  test('definitions: read, write, edit, glob and grep with JSON Schemas', () => {
     const defs = createSession().definitions();
-    assert.deepEqual(defs.map((d) => d.name), ['read', 'write', 'edit']);
+    assert.deepEqual(defs.map((d) => d.name), ['read', 'write', 'edit', 'glob', 'grep']);
     for (const d of defs) {
       const schema = JSON.parse(d.parameters);
       assert.equal(schema.type, 'object');
-      assert.ok(schema.required.includes('file_path'));
+      const first = ['glob', 'grep'].includes(d.name) ? 'pattern' : 'file_path';
+      assert.ok(schema.required.includes(first), d.name);
     }
   });
 
@@ -316,6 +317,18 @@ describe('hostile edits', () => {
 test('the mistakes subset answers with the texts of the native host', () => {
   // Recorded from the Rust host by tests/all/hosts.rs; the wasmtime CLI replays it too.
   const golden = new URL('../../../tests/fixtures/mistakes/hosts.json', import.meta.url);
+  const script = JSON.parse(readFileSync(golden, 'utf8'));
+  const w = workspace(script.files);
+  for (const step of script.calls) {
+    const r = w.call(step.tool, step.arguments);
+    assert.equal(r.text, step.text, `${step.tool} ${JSON.stringify(step.arguments)}`);
+    assert.equal(r.isError, step.is_error, r.text);
+  }
+});
+
+test('glob and grep answer with the texts of the native host', () => {
+  // Recorded from the Rust host by tests/all/discovery.rs; every backend replays it.
+  const golden = new URL('../../../tests/fixtures/discovery.json', import.meta.url);
   const script = JSON.parse(readFileSync(golden, 'utf8'));
   const w = workspace(script.files);
   for (const step of script.calls) {
