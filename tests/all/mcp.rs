@@ -166,6 +166,8 @@ async fn tools_list_carries_titles_and_annotations() {
             json!({"name": "read", "title": "Read file", "annotations": hints("Read file", true, false, true)}),
             json!({"name": "write", "title": "Write file", "annotations": hints("Write file", false, true, true)}),
             json!({"name": "edit", "title": "Edit file", "annotations": hints("Edit file", false, true, false)}),
+            json!({"name": "glob", "title": "Find files", "annotations": hints("Find files", true, false, true)}),
+            json!({"name": "grep", "title": "Search file contents", "annotations": hints("Search file contents", true, false, true)}),
         ]
     );
     client.cancel().await.unwrap();

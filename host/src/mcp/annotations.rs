@@ -17,6 +17,9 @@ pub(super) fn annotate(tool: Tool) -> Tool {
         // Replaces text in place; the same edit again may apply again
         // (`new_string` can contain `old_string`).
         "edit" => ("Edit file", false, true, false),
+        // Discovery lists names and reads lines; it changes nothing.
+        "glob" => ("Find files", true, false, true),
+        "grep" => ("Search file contents", true, false, true),
         _ => ("", false, true, false),
     };
     let title = match title {
