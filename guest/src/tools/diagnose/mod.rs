@@ -25,7 +25,7 @@ use difference::Report;
 pub use pasted::numbered_like_read;
 use pasted::{Pasted, decode_escapes, pasted_prefixes, split_lines, strip_prefixes};
 use render::{compose, fix_phrase, lines_phrase, plural, range_phrase};
-use scan::{Features, Needle, Ring};
+use scan::{Features, LooseEnds, Needle, Ring};
 
 /// Lines of `old_string` compared; a longer one is compared by its start.
 pub const MAX_OLD_LINES: usize = 128;
@@ -108,6 +108,8 @@ pub struct Diagnoser {
     ends_nl: bool,
     ring: Ring,
     features: Features,
+    /// The ends of every reading's loose lines.
+    loose_ends: LooseEnds,
     /// Lines in `old_string` as given.
     old_lines: usize,
 }
@@ -162,6 +164,10 @@ impl Diagnoser {
             .map(|v| v.matcher.old.len() + 2 * SLACK + 1)
             .max()
             .unwrap_or(1);
+        let mut loose_ends = LooseEnds::default();
+        for v in &variants {
+            v.matcher.loose_ends(&mut loose_ends);
+        }
         Diagnoser {
             variants,
             applied,
@@ -175,6 +181,7 @@ impl Diagnoser {
             ends_nl: false,
             ring: Ring::new(ring),
             features: Features::default(),
+            loose_ends,
             old_lines: lines.len(),
         }
     }
@@ -247,7 +254,7 @@ impl Diagnoser {
 
     fn end_line(&mut self) {
         let no = self.line_no;
-        self.features.of(&self.line);
+        self.features.of(&self.line, Some(&self.loose_ends));
         self.ring.push(no, &self.line);
         for v in &mut self.variants {
             v.matcher.on_line(no, &self.features, &self.ring);

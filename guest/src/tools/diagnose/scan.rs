@@ -84,13 +84,86 @@ impl Hasher for IdHasher {
 
 pub(super) type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
 
-/// FNV-1a.
+/// The hash of a word or a loose form: eight bytes at a time, each step
+/// bijective, so distinct texts of up to eight bytes never collide.
 pub(super) fn hash(bytes: &[u8]) -> u64 {
-    bytes.iter().copied().fold(0xcbf2_9ce4_8422_2325, fnv)
+    let mut h = bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = mix(h ^ u64::from_le_bytes(w));
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() || bytes.is_empty() {
+        let mut w = [0u8; 8];
+        w[..rest.len()].copy_from_slice(rest);
+        h = mix(h ^ u64::from_le_bytes(w));
+    }
+    h
+}
+
+fn mix(x: u64) -> u64 {
+    let x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    x ^ (x >> 29)
 }
 
 pub(super) fn is_word(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
+}
+
+/// ASCII bytes that are part of words.
+const WORD: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = (b as u8).is_ascii_alphanumeric() || b == b'_' as usize;
+        b += 1;
+    }
+    t
+};
+
+/// ASCII whitespace as [`char::is_whitespace`] sees it.
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t'..=b'\r')
+}
+
+/// What the loose forms of some lines start and end with: a file line whose
+/// ends are not among them cannot have the same loose form, so the scan
+/// skips it (ASCII lines only; others are always loosened).
+#[derive(Debug)]
+pub(super) struct LooseEnds {
+    first: [bool; 256],
+    last: [bool; 256],
+}
+
+impl Default for LooseEnds {
+    fn default() -> Self {
+        LooseEnds {
+            first: [false; 256],
+            last: [false; 256],
+        }
+    }
+}
+
+impl LooseEnds {
+    /// Admits the loose form `loose`.
+    pub(super) fn add(&mut self, loose: &str) {
+        if let (Some(&a), Some(&z)) = (loose.as_bytes().first(), loose.as_bytes().last()) {
+            self.first[usize::from(a)] = true;
+            self.last[usize::from(z)] = true;
+        }
+    }
+
+    /// Whether the ASCII line `line` may loosen to an admitted form (a blank
+    /// line always may: its loose form is empty and cheap).
+    fn admits(&self, line: &[u8]) -> bool {
+        let Some(a) = line.iter().position(|&b| !is_space(b)) else {
+            return true;
+        };
+        let z = line.iter().rposition(|&b| !is_space(b)).unwrap_or(a);
+        self.first[usize::from(line[a])] && self.last[usize::from(line[z])]
+    }
 }
 
 /// What a line is compared by: its words, and its loose form.
@@ -99,75 +172,104 @@ pub(super) struct Features {
     /// Hashes of its words (runs of letters, digits and `_`), sorted, distinct.
     pub(super) tokens: Vec<u64>,
     /// The line with whitespace collapsed and trimmed, typographic quotes,
-    /// dashes and ellipses folded to ASCII, invisible characters dropped
-    /// (only made by [`Features::full`]; the scan needs just its hash).
+    /// dashes and ellipses folded to ASCII, invisible characters dropped.
     pub(super) loose: String,
-    pub(super) loose_hash: u64,
+    /// The hash of `loose`; `None` when the scan saw that it cannot match.
+    pub(super) loose_hash: Option<u64>,
 }
 
 impl Features {
-    /// Words and the loose form's hash: what the scan needs of every line.
-    pub(super) fn of(&mut self, line: &str) {
+    /// Words and, unless `ends` rules out a match, the loose form's hash:
+    /// what the scan needs of every line.
+    pub(super) fn of(&mut self, line: &str, ends: Option<&LooseEnds>) {
         self.tokens.clear();
-        const SEED: u64 = 0xcbf2_9ce4_8422_2325;
+        self.loose.clear();
+        let bytes = line.as_bytes();
         if line.is_ascii() {
-            // One pass over the bytes for both the words and the loose hash
-            // (ASCII folds nothing but whitespace runs and dash runs).
-            let (mut word, mut loose) = (None, SEED);
-            let (mut space, mut dash, mut any) = (false, false, false);
-            for &b in line.as_bytes() {
-                if b.is_ascii_alphanumeric() || b == b'_' {
-                    word = Some(fnv(word.unwrap_or(SEED), b));
-                } else if let Some(t) = word.take() {
-                    self.tokens.push(t);
+            let mut i = 0;
+            while i < bytes.len() {
+                if WORD[usize::from(bytes[i])] {
+                    let s = i;
+                    i += 1;
+                    while i < bytes.len() && WORD[usize::from(bytes[i])] {
+                        i += 1;
+                    }
+                    self.tokens.push(hash(&bytes[s..i]));
+                } else {
+                    i += 1;
                 }
-                if matches!(b, b' ' | b'\t'..=b'\r') {
-                    space = true;
-                    continue;
-                }
-                if b == b'-' && dash && !space {
-                    continue;
-                }
-                if std::mem::take(&mut space) && any {
-                    loose = fnv(loose, b' ');
-                }
-                loose = fnv(loose, b);
-                any = true;
-                dash = b == b'-';
             }
-            self.tokens.extend(word);
-            self.tokens.sort_unstable();
-            self.tokens.dedup();
-            self.loose_hash = loose;
-            return;
-        }
-        let mut start = None;
-        for (i, c) in line.char_indices() {
-            match (is_word(c), start) {
-                (true, None) => start = Some(i),
-                (false, Some(s)) => {
-                    self.tokens.push(hash(&line.as_bytes()[s..i]));
-                    start = None;
+            if ends.is_some_and(|e| !e.admits(bytes)) {
+                self.loose_hash = None;
+            } else {
+                // ASCII folds nothing but whitespace runs and dash runs.
+                let (mut space, mut dash) = (false, false);
+                for &b in bytes {
+                    if is_space(b) {
+                        space = true;
+                        continue;
+                    }
+                    if b == b'-' && dash && !space {
+                        continue;
+                    }
+                    if std::mem::take(&mut space) && !self.loose.is_empty() {
+                        self.loose.push(' ');
+                    }
+                    self.loose.push(char::from(b));
+                    dash = b == b'-';
                 }
-                _ => {}
+                self.loose_hash = Some(hash(self.loose.as_bytes()));
             }
-        }
-        if let Some(s) = start {
-            self.tokens.push(hash(&line.as_bytes()[s..]));
+        } else {
+            let mut start = None;
+            for (i, c) in line.char_indices() {
+                match (is_word(c), start) {
+                    (true, None) => start = Some(i),
+                    (false, Some(s)) => {
+                        self.tokens.push(hash(&bytes[s..i]));
+                        start = None;
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(s) = start {
+                self.tokens.push(hash(&bytes[s..]));
+            }
+            let loose = &mut self.loose;
+            loosen(line, |piece| loose.push_str(piece));
+            self.loose_hash = Some(hash(self.loose.as_bytes()));
         }
         self.tokens.sort_unstable();
         self.tokens.dedup();
-        let mut h = SEED;
-        loosen(line, |piece| h = piece.bytes().fold(h, fnv));
-        self.loose_hash = h;
     }
 
-    /// [`Features::of`] and the loose form itself.
+    /// [`Features::of`] with the loose form always made.
     pub(super) fn full(line: &str) -> Self {
         let mut f = Features::default();
-        f.of(line);
-        loosen(line, |piece| f.loose.push_str(piece));
+        f.of(line, None);
         f
+    }
+}
+
+/// A set of token hashes that answers "surely not" cheaply.
+#[derive(Debug)]
+pub(super) struct Bloom([u64; 64]);
+
+impl Default for Bloom {
+    fn default() -> Self {
+        Bloom([0; 64])
+    }
+}
+
+impl Bloom {
+    pub(super) fn insert(&mut self, h: u64) {
+        let b = (h >> 52) as usize;
+        self.0[b >> 6] |= 1 << (b & 63);
+    }
+
+    pub(super) fn may_hold(&self, h: u64) -> bool {
+        let b = (h >> 52) as usize;
+        self.0[b >> 6] & (1 << (b & 63)) != 0
     }
 }
 
@@ -213,10 +315,6 @@ pub(super) fn loosen(s: &str, mut out: impl FnMut(&str)) {
             c => emit(c.encode_utf8(&mut buf), false, &mut space),
         }
     }
-}
-
-pub(super) fn fnv(h: u64, b: u8) -> u64 {
-    (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
 }
 
 /// Number of values two sorted, distinct lists share.

@@ -1,6 +1,6 @@
 //! The diagnosis on small texts, whole and chunked.
 
-use super::scan::{fnv, hash, loosen};
+use super::scan::{LooseEnds, hash, loosen};
 use super::*;
 
 fn diagnose(file: &str, old: &str, new: &str) -> Diagnosis {
@@ -219,7 +219,7 @@ fn odd_inputs_never_panic_and_chunking_never_matters() {
 }
 
 #[test]
-fn the_ascii_fast_path_hashes_like_the_general_one() {
+fn the_ascii_fast_path_loosens_like_the_general_one() {
     for line in [
         "",
         "  a  -- b\t-c ",
@@ -228,17 +228,40 @@ fn the_ascii_fast_path_hashes_like_the_general_one() {
         " \x0b\x0c\r",
         "fn a() { b - c }",
     ] {
-        let mut f = Features::default();
-        f.of(line);
-        let mut h = 0xcbf2_9ce4_8422_2325;
-        loosen(line, |p| h = p.bytes().fold(h, fnv));
-        assert_eq!(f.loose_hash, h, "{line:?}");
-        assert_eq!(
-            f.loose_hash,
-            hash(Features::full(line).loose.as_bytes()),
-            "{line:?}"
-        );
+        let mut loose = String::new();
+        loosen(line, |p| loose.push_str(p));
+        let f = Features::full(line);
+        assert_eq!(f.loose, loose, "{line:?}");
+        assert_eq!(f.loose_hash, Some(hash(loose.as_bytes())), "{line:?}");
+        let mut ends = LooseEnds::default();
+        ends.add(&loose);
+        let mut g = Features::default();
+        g.of(line, Some(&ends));
+        assert_eq!(g.loose_hash, f.loose_hash, "{line:?}");
+        assert_eq!(g.tokens, f.tokens, "{line:?}");
     }
+}
+
+#[test]
+fn the_scan_skips_loose_forms_that_cannot_match() {
+    let mut ends = LooseEnds::default();
+    ends.add("a b;");
+    let mut f = Features::default();
+    f.of("  x b;", Some(&ends));
+    assert_eq!(f.loose_hash, None);
+    f.of("  a  c; ", Some(&ends));
+    assert_eq!(f.loose_hash, Some(hash(b"a c;")));
+}
+
+#[test]
+fn short_words_never_collide() {
+    let words = [
+        "a", "b", "ab", "ba", "a_", "_a", "abcdefgh", "abcdefg", "bcdefgh", "1", "01",
+    ];
+    let mut hashes: Vec<u64> = words.iter().map(|w| hash(w.as_bytes())).collect();
+    hashes.sort_unstable();
+    hashes.dedup();
+    assert_eq!(hashes.len(), words.len());
 }
 
 #[test]
