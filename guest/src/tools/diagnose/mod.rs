@@ -60,6 +60,9 @@ pub struct Diagnosis {
     /// Lines to show under the message as `read` renders them:
     /// `(first line, number of lines)`.
     pub excerpt: Option<(u64, u64)>,
+    /// The excerpt's lines, each followed by `\n`, when the scan kept them
+    /// whole (no line cut, no CR), so they need not be read again.
+    pub kept: Option<String>,
 }
 
 /// A transformation of `old_string` that explains a miss by itself.
@@ -266,6 +269,39 @@ impl Diagnoser {
 
     /// The diagnosis, once the whole text was fed.
     pub fn finish(mut self) -> Diagnosis {
+        let mut d = self.conclude();
+        d.kept = d.excerpt.and_then(|(first, count)| self.kept(first, count));
+        d
+    }
+
+    /// Lines `first` to `first + count - 1` as the scan kept them, if it kept
+    /// all of them whole: in a candidate window or in the ring.
+    fn kept(&self, first: u64, count: u64) -> Option<String> {
+        let mut held: Vec<(u64, &[String])> = vec![];
+        let (front, back) = self.ring.lines.as_slices();
+        held.push((self.ring.first, front));
+        held.push((self.ring.first + front.len() as u64, back));
+        for v in &self.variants {
+            for c in &v.matcher.candidates {
+                held.push((c.first, &c.lines));
+            }
+        }
+        let lines = held.into_iter().find_map(|(at, lines)| {
+            let from = usize::try_from(first.checked_sub(at)?).ok()?;
+            lines.get(from..from.checked_add(usize::try_from(count).ok()?)?)
+        })?;
+        let mut out = String::new();
+        for line in lines {
+            if line.len() >= LINE_CAP || line.contains('\r') {
+                return None;
+            }
+            out.push_str(line);
+            out.push('\n');
+        }
+        Some(out)
+    }
+
+    fn conclude(&mut self) -> Diagnosis {
         if std::mem::take(&mut self.held_cr) {
             self.feed("\r");
         }
@@ -291,6 +327,7 @@ which read and edit do not count as line breaks, so read shows that text inside 
 Rewrite the file with write using \\n line breaks, or edit within one line:"
                 ),
                 excerpt: Some((line, 1)),
+                kept: None,
             };
         }
 
@@ -326,6 +363,7 @@ already applied. Check the lines below before changing anything else:",
                     lines_phrase(line, line + self.new_lines.max(1) - 1)
                 ),
                 excerpt: Some((line, self.new_lines.clamp(1, EXCERPT_LINES))),
+                kept: None,
             };
         }
 
@@ -349,6 +387,7 @@ prefixes), or read the file again:";
                 Diagnosis {
                     message: compose(&head, &causes, tail),
                     excerpt: Some(r.excerpt()),
+                    kept: None,
                 }
             }
             _ => Diagnosis {
@@ -362,6 +401,7 @@ from its current text.",
                     )
                 },
                 excerpt: None,
+                kept: None,
             },
         }
     }

@@ -275,3 +275,29 @@ fn read_prefixes_in_new_text() {
     assert_eq!(numbered_like_read("1. step\n2. step"), None);
     assert_eq!(numbered_like_read("1: a\n3: b"), None);
 }
+
+#[test]
+fn kept_lines_are_the_files_lines() {
+    let mut file = String::new();
+    for i in 0..400 {
+        file.push_str(&format!("line {i} of a generated text file\n"));
+    }
+    for (old, new) in [
+        ("line 200 of a generated text fle\n", "x"),
+        ("line 7 of a generated\nline 8 of a text file\n", "x"),
+        ("line 399 of a generated text fil", "x"),
+        ("line 1 of a generated texts file\n", "x"),
+    ] {
+        for size in [7, 64, 1 << 20] {
+            let d = diagnose_chunked(&file, old, new, size);
+            let (first, count) = d.excerpt.expect("an excerpt");
+            let want: String = file
+                .lines()
+                .skip(first as usize - 1)
+                .take(count as usize)
+                .map(|l| format!("{l}\n"))
+                .collect();
+            assert_eq!(d.kept.as_deref(), Some(want.as_str()), "{old:?} {size}");
+        }
+    }
+}
