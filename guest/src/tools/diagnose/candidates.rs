@@ -89,6 +89,8 @@ pub(super) struct Matcher {
     /// Complete windows waiting for the lines after them.
     pub(super) pending: VecDeque<(u64, f32)>,
     pub(super) candidates: Vec<Candidate>,
+    /// The lowest candidate score once [`CANDIDATES`] are kept, else 0.
+    pub(super) floor: f32,
 }
 
 impl Matcher {
@@ -133,6 +135,7 @@ impl Matcher {
             touched: Vec::new(),
             pending: VecDeque::new(),
             candidates: Vec::new(),
+            floor: 0.0,
         }
     }
 
@@ -194,7 +197,9 @@ impl Matcher {
             let start = j + 1 - k as u64;
             let slot = (start % k as u64) as usize;
             let score = std::mem::take(&mut self.acc[slot]) / k as f32;
-            if score > 0.0 {
+            // Once the candidates are full their lowest score only rises, and
+            // a window at or below it is never kept: no need to wait for it.
+            if score > self.floor {
                 self.pending.push_back((start, score));
             }
         }
@@ -249,6 +254,13 @@ impl Matcher {
             first,
             lines,
         });
+        if self.candidates.len() == CANDIDATES {
+            self.floor = self
+                .candidates
+                .iter()
+                .map(|c| c.score)
+                .fold(f32::INFINITY, f32::min);
+        }
     }
 
     /// Ends the scan: windows still waiting or cut off by the end of the file.
