@@ -90,15 +90,16 @@ pub(super) fn hash(bytes: &[u8]) -> u64 {
     let mut h = bytes.len() as u64;
     let mut chunks = bytes.chunks_exact(8);
     for c in &mut chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        h = mix(h ^ u64::from_le_bytes(w));
+        h = mix(h ^ u64::from_le_bytes(c.try_into().unwrap_or_default()));
     }
     let rest = chunks.remainder();
     if !rest.is_empty() || bytes.is_empty() {
-        let mut w = [0u8; 8];
-        w[..rest.len()].copy_from_slice(rest);
-        h = mix(h ^ u64::from_le_bytes(w));
+        // Byte by byte: a copy of a variable length would call memcpy.
+        let w = rest
+            .iter()
+            .rev()
+            .fold(0u64, |w, &b| (w << 8) | u64::from(b));
+        h = mix(h ^ w);
     }
     h
 }
