@@ -113,16 +113,64 @@ pub(super) fn is_word(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-/// ASCII bytes that are part of words.
-const WORD: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 128 {
-        t[b] = (b as u8).is_ascii_alphanumeric() || b == b'_' as usize;
-        b += 1;
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// `0x80` in each byte of `x` (eight ASCII bytes) that lies in `lo..=hi`.
+fn in_range(x: u64, lo: u8, hi: u8) -> u64 {
+    let at_least = x.wrapping_add(ONES * u64::from(0x80 - lo));
+    let above = x.wrapping_add(ONES * u64::from(0x7f - hi));
+    at_least & !above & HIGH
+}
+
+/// `0x80` in each byte of `x` (eight ASCII bytes) that is part of a word.
+fn word_bytes(x: u64) -> u64 {
+    let under = x ^ (ONES * u64::from(b'_'));
+    let is_under = !(((under & !HIGH) + !HIGH) | under) & HIGH;
+    in_range(x, b'0', b'9') | in_range(x | (ONES * 0x20), b'a', b'z') | is_under
+}
+
+/// Calls `each(start, end)` for every word of an ASCII text, eight bytes at
+/// a time (a loop per byte costs the component an interruption check per byte).
+pub(super) fn ascii_words(bytes: &[u8], mut each: impl FnMut(usize, usize)) {
+    let mut start = None;
+    let mut prev = 0u64;
+    let mut block = |at: usize, x: u64, start: &mut Option<usize>| {
+        let m = word_bytes(x);
+        // Bytes where a word starts or ends: they differ from the byte before.
+        let mut flips = m ^ ((m << 8) | (prev >> 56));
+        prev = m;
+        while flips != 0 {
+            let i = at + (flips.trailing_zeros() / 8) as usize;
+            flips &= flips - 1;
+            match start.take() {
+                None => *start = Some(i),
+                Some(s) => each(s, i),
+            }
+        }
+    };
+    let mut chunks = bytes.chunks_exact(8);
+    let mut at = 0;
+    for c in &mut chunks {
+        block(
+            at,
+            u64::from_le_bytes(c.try_into().unwrap_or_default()),
+            &mut start,
+        );
+        at += 8;
     }
-    t
-};
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let x = rest
+            .iter()
+            .rev()
+            .fold(0u64, |w, &b| (w << 8) | u64::from(b));
+        block(at, x, &mut start);
+    }
+    if let Some(s) = start {
+        each(s, bytes.len());
+    }
+}
 
 /// ASCII whitespace as [`char::is_whitespace`] sees it.
 fn is_space(b: u8) -> bool {
@@ -187,19 +235,8 @@ impl Features {
         self.loose.clear();
         let bytes = line.as_bytes();
         if line.is_ascii() {
-            let mut i = 0;
-            while i < bytes.len() {
-                if WORD[usize::from(bytes[i])] {
-                    let s = i;
-                    i += 1;
-                    while i < bytes.len() && WORD[usize::from(bytes[i])] {
-                        i += 1;
-                    }
-                    self.tokens.push(hash(&bytes[s..i]));
-                } else {
-                    i += 1;
-                }
-            }
+            let tokens = &mut self.tokens;
+            ascii_words(bytes, |s, e| tokens.push(hash(&bytes[s..e])));
             if ends.is_some_and(|e| !e.admits(bytes)) {
                 self.loose_hash = None;
             } else {

@@ -1,6 +1,6 @@
 //! The diagnosis on small texts, whole and chunked.
 
-use super::scan::{LooseEnds, hash, loosen};
+use super::scan::{LooseEnds, ascii_words, hash, is_word, loosen};
 use super::*;
 
 fn diagnose(file: &str, old: &str, new: &str) -> Diagnosis {
@@ -299,5 +299,34 @@ fn kept_lines_are_the_files_lines() {
                 .collect();
             assert_eq!(d.kept.as_deref(), Some(want.as_str()), "{old:?} {size}");
         }
+    }
+}
+
+#[test]
+fn ascii_words_split_like_chars() {
+    let mut seed = 7u64;
+    let mut lines: Vec<String> = (0u8..128)
+        .map(|b| char::from(b).to_string().repeat(9))
+        .collect();
+    for len in 0..80 {
+        let line: String = (0..len)
+            .map(|_| {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                char::from((seed >> 57) as u8)
+            })
+            .collect();
+        lines.push(line);
+    }
+    lines.push("line 12 of a_b c9 __ x".to_owned());
+    for line in &lines {
+        let mut got = vec![];
+        ascii_words(line.as_bytes(), |s, e| got.push(&line[s..e]));
+        let want: Vec<&str> = line
+            .split(|c| !is_word(c))
+            .filter(|w| !w.is_empty())
+            .collect();
+        assert_eq!(got, want, "{line:?}");
     }
 }
