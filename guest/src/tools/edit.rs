@@ -148,7 +148,8 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
 
 /// FS_EDIT_NOT_FOUND for `request` on `target`, with the diagnosis of the
 /// current text: one more pass over the file (streamed when large), and one
-/// more up to the quoted lines when the file was streamed.
+/// more up to the quoted lines when the file was streamed and the diagnosis
+/// did not keep them.
 #[cold]
 fn explain_miss<P: Provider>(
     provider: &P,
@@ -187,9 +188,13 @@ fn explain_miss<P: Provider>(
     let excerpt = match diagnosis.excerpt {
         Some((first, count)) => {
             let mut window = Window::new(first, count);
-            match &text {
-                Some(text) => window.push(text),
-                None => {
+            match (&text, &diagnosis.kept) {
+                (Some(text), _) => window.push(text),
+                (None, Some(kept)) => {
+                    window = Window::from_line(first, count);
+                    window.push(kept);
+                }
+                (None, None) => {
                     let _ = stream_each(provider, target, |chunk| {
                         window.push(chunk);
                         !window.complete()

@@ -251,6 +251,13 @@ impl Window {
         w
     }
 
+    /// A window whose text starts at the start of line `first`.
+    pub fn from_line(first: u64, limit: u64) -> Self {
+        let mut w = Self::new(first, limit);
+        w.line = first;
+        w
+    }
+
     /// Also records where each pushed chunk starts, for [`Window::take_index`].
     pub fn indexing(mut self) -> Self {
         self.marks = Some(Vec::new());

@@ -4,7 +4,7 @@
 
 use super::difference::Report;
 use super::pasted::split_lines;
-use super::scan::{Features, IdMap, Ring, common};
+use super::scan::{Bloom, Features, IdMap, LooseEnds, Ring, common};
 use super::{CANDIDATES, LINE_CAP, MAX_OLD_LINES, SLACK};
 use std::collections::VecDeque;
 
@@ -76,6 +76,8 @@ pub(super) struct Matcher {
     pub(super) total: usize,
     pub(super) ends_nl: bool,
     pub(super) by_token: IdMap<Vec<u16>>,
+    /// The keys of `by_token`, for a quick "surely not".
+    pub(super) tokens: Bloom,
     pub(super) by_loose: IdMap<Vec<u16>>,
     /// Words shared with the current file line, per old line.
     pub(super) shared: Vec<u32>,
@@ -87,6 +89,8 @@ pub(super) struct Matcher {
     /// Complete windows waiting for the lines after them.
     pub(super) pending: VecDeque<(u64, f32)>,
     pub(super) candidates: Vec<Candidate>,
+    /// The lowest candidate score once [`CANDIDATES`] are kept, else 0.
+    pub(super) floor: f32,
 }
 
 impl Matcher {
@@ -97,6 +101,7 @@ impl Matcher {
         let mut old = Vec::with_capacity(kept);
         let mut by_token: IdMap<Vec<u16>> = IdMap::default();
         let mut by_loose: IdMap<Vec<u16>> = IdMap::default();
+        let mut tokens = Bloom::default();
         for (m, line) in lines.iter().take(kept).enumerate() {
             let mut cut = line.len().min(LINE_CAP);
             while !line.is_char_boundary(cut) {
@@ -105,11 +110,11 @@ impl Matcher {
             let features = Features::full(&line[..cut]);
             for &t in &features.tokens {
                 by_token.entry(t).or_default().push(m as u16);
+                tokens.insert(t);
             }
-            by_loose
-                .entry(features.loose_hash)
-                .or_default()
-                .push(m as u16);
+            if let Some(h) = features.loose_hash {
+                by_loose.entry(h).or_default().push(m as u16);
+            }
             old.push(OldLine {
                 text: line[..cut].to_owned(),
                 features,
@@ -125,10 +130,19 @@ impl Matcher {
             total,
             ends_nl,
             by_token,
+            tokens,
             by_loose,
             touched: Vec::new(),
             pending: VecDeque::new(),
             candidates: Vec::new(),
+            floor: 0.0,
+        }
+    }
+
+    /// Admits the loose forms of its lines into `ends`.
+    pub(super) fn loose_ends(&self, ends: &mut LooseEnds) {
+        for o in &self.old {
+            ends.add(&o.features.loose);
         }
     }
 
@@ -140,6 +154,9 @@ impl Matcher {
             return;
         }
         for t in &f.tokens {
+            if !self.tokens.may_hold(*t) {
+                continue;
+            }
             if let Some(ms) = self.by_token.get(t) {
                 for &m in ms {
                     let m = m as usize;
@@ -152,7 +169,7 @@ impl Matcher {
                 }
             }
         }
-        if let Some(ms) = self.by_loose.get(&f.loose_hash) {
+        if let Some(ms) = f.loose_hash.and_then(|h| self.by_loose.get(&h)) {
             for &m in ms {
                 let m = m as usize;
                 if self.stamp[m] != j {
@@ -180,7 +197,9 @@ impl Matcher {
             let start = j + 1 - k as u64;
             let slot = (start % k as u64) as usize;
             let score = std::mem::take(&mut self.acc[slot]) / k as f32;
-            if score > 0.0 {
+            // Once the candidates are full their lowest score only rises, and
+            // a window at or below it is never kept: no need to wait for it.
+            if score > self.floor {
                 self.pending.push_back((start, score));
             }
         }
@@ -235,6 +254,13 @@ impl Matcher {
             first,
             lines,
         });
+        if self.candidates.len() == CANDIDATES {
+            self.floor = self
+                .candidates
+                .iter()
+                .map(|c| c.score)
+                .fold(f32::INFINITY, f32::min);
+        }
     }
 
     /// Ends the scan: windows still waiting or cut off by the end of the file.

@@ -25,7 +25,7 @@ use difference::Report;
 pub use pasted::numbered_like_read;
 use pasted::{Pasted, decode_escapes, pasted_prefixes, split_lines, strip_prefixes};
 use render::{compose, fix_phrase, lines_phrase, plural, range_phrase};
-use scan::{Features, Needle, Ring};
+use scan::{Features, LooseEnds, Needle, Ring};
 
 /// Lines of `old_string` compared; a longer one is compared by its start.
 pub const MAX_OLD_LINES: usize = 128;
@@ -60,6 +60,9 @@ pub struct Diagnosis {
     /// Lines to show under the message as `read` renders them:
     /// `(first line, number of lines)`.
     pub excerpt: Option<(u64, u64)>,
+    /// The excerpt's lines, each followed by `\n`, when the scan kept them
+    /// whole (no line cut, no CR), so they need not be read again.
+    pub kept: Option<String>,
 }
 
 /// A transformation of `old_string` that explains a miss by itself.
@@ -108,6 +111,8 @@ pub struct Diagnoser {
     ends_nl: bool,
     ring: Ring,
     features: Features,
+    /// The ends of every reading's loose lines.
+    loose_ends: LooseEnds,
     /// Lines in `old_string` as given.
     old_lines: usize,
 }
@@ -162,6 +167,10 @@ impl Diagnoser {
             .map(|v| v.matcher.old.len() + 2 * SLACK + 1)
             .max()
             .unwrap_or(1);
+        let mut loose_ends = LooseEnds::default();
+        for v in &variants {
+            v.matcher.loose_ends(&mut loose_ends);
+        }
         Diagnoser {
             variants,
             applied,
@@ -175,6 +184,7 @@ impl Diagnoser {
             ends_nl: false,
             ring: Ring::new(ring),
             features: Features::default(),
+            loose_ends,
             old_lines: lines.len(),
         }
     }
@@ -247,7 +257,7 @@ impl Diagnoser {
 
     fn end_line(&mut self) {
         let no = self.line_no;
-        self.features.of(&self.line);
+        self.features.of(&self.line, Some(&self.loose_ends));
         self.ring.push(no, &self.line);
         for v in &mut self.variants {
             v.matcher.on_line(no, &self.features, &self.ring);
@@ -259,6 +269,39 @@ impl Diagnoser {
 
     /// The diagnosis, once the whole text was fed.
     pub fn finish(mut self) -> Diagnosis {
+        let mut d = self.conclude();
+        d.kept = d.excerpt.and_then(|(first, count)| self.kept(first, count));
+        d
+    }
+
+    /// Lines `first` to `first + count - 1` as the scan kept them, if it kept
+    /// all of them whole: in a candidate window or in the ring.
+    fn kept(&self, first: u64, count: u64) -> Option<String> {
+        let mut held: Vec<(u64, &[String])> = vec![];
+        let (front, back) = self.ring.lines.as_slices();
+        held.push((self.ring.first, front));
+        held.push((self.ring.first + front.len() as u64, back));
+        for v in &self.variants {
+            for c in &v.matcher.candidates {
+                held.push((c.first, &c.lines));
+            }
+        }
+        let lines = held.into_iter().find_map(|(at, lines)| {
+            let from = usize::try_from(first.checked_sub(at)?).ok()?;
+            lines.get(from..from.checked_add(usize::try_from(count).ok()?)?)
+        })?;
+        let mut out = String::new();
+        for line in lines {
+            if line.len() >= LINE_CAP || line.contains('\r') {
+                return None;
+            }
+            out.push_str(line);
+            out.push('\n');
+        }
+        Some(out)
+    }
+
+    fn conclude(&mut self) -> Diagnosis {
         if std::mem::take(&mut self.held_cr) {
             self.feed("\r");
         }
@@ -284,6 +327,7 @@ which read and edit do not count as line breaks, so read shows that text inside 
 Rewrite the file with write using \\n line breaks, or edit within one line:"
                 ),
                 excerpt: Some((line, 1)),
+                kept: None,
             };
         }
 
@@ -319,6 +363,7 @@ already applied. Check the lines below before changing anything else:",
                     lines_phrase(line, line + self.new_lines.max(1) - 1)
                 ),
                 excerpt: Some((line, self.new_lines.clamp(1, EXCERPT_LINES))),
+                kept: None,
             };
         }
 
@@ -342,6 +387,7 @@ prefixes), or read the file again:";
                 Diagnosis {
                     message: compose(&head, &causes, tail),
                     excerpt: Some(r.excerpt()),
+                    kept: None,
                 }
             }
             _ => Diagnosis {
@@ -355,6 +401,7 @@ from its current text.",
                     )
                 },
                 excerpt: None,
+                kept: None,
             },
         }
     }

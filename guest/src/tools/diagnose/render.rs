@@ -75,6 +75,7 @@ old_string ({} lines). Edit a smaller part at a time:",
         Diagnosis {
             message,
             excerpt: Some(r.excerpt()),
+            kept: None,
         }
     }
 }

@@ -84,13 +84,135 @@ impl Hasher for IdHasher {
 
 pub(super) type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
 
-/// FNV-1a.
+/// The hash of a word or a loose form: eight bytes at a time, each step
+/// bijective, so distinct texts of up to eight bytes never collide.
 pub(super) fn hash(bytes: &[u8]) -> u64 {
-    bytes.iter().copied().fold(0xcbf2_9ce4_8422_2325, fnv)
+    let mut h = bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        h = mix(h ^ u64::from_le_bytes(c.try_into().unwrap_or_default()));
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() || bytes.is_empty() {
+        // Byte by byte: a copy of a variable length would call memcpy.
+        let w = rest
+            .iter()
+            .rev()
+            .fold(0u64, |w, &b| (w << 8) | u64::from(b));
+        h = mix(h ^ w);
+    }
+    h
+}
+
+fn mix(x: u64) -> u64 {
+    let x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    x ^ (x >> 29)
 }
 
 pub(super) fn is_word(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// `0x80` in each byte of `x` (eight ASCII bytes) that lies in `lo..=hi`.
+fn in_range(x: u64, lo: u8, hi: u8) -> u64 {
+    let at_least = x.wrapping_add(ONES * u64::from(0x80 - lo));
+    let above = x.wrapping_add(ONES * u64::from(0x7f - hi));
+    at_least & !above & HIGH
+}
+
+/// `0x80` in each byte of `x` (eight ASCII bytes) that is part of a word.
+fn word_bytes(x: u64) -> u64 {
+    let under = x ^ (ONES * u64::from(b'_'));
+    let is_under = !(((under & !HIGH) + !HIGH) | under) & HIGH;
+    in_range(x, b'0', b'9') | in_range(x | (ONES * 0x20), b'a', b'z') | is_under
+}
+
+/// Calls `each(start, end)` for every word of an ASCII text, eight bytes at
+/// a time (a loop per byte costs the component an interruption check per byte).
+pub(super) fn ascii_words(bytes: &[u8], mut each: impl FnMut(usize, usize)) {
+    let mut start = None;
+    let mut prev = 0u64;
+    let mut block = |at: usize, x: u64, start: &mut Option<usize>| {
+        let m = word_bytes(x);
+        // Bytes where a word starts or ends: they differ from the byte before.
+        let mut flips = m ^ ((m << 8) | (prev >> 56));
+        prev = m;
+        while flips != 0 {
+            let i = at + (flips.trailing_zeros() / 8) as usize;
+            flips &= flips - 1;
+            match start.take() {
+                None => *start = Some(i),
+                Some(s) => each(s, i),
+            }
+        }
+    };
+    let mut chunks = bytes.chunks_exact(8);
+    let mut at = 0;
+    for c in &mut chunks {
+        block(
+            at,
+            u64::from_le_bytes(c.try_into().unwrap_or_default()),
+            &mut start,
+        );
+        at += 8;
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let x = rest
+            .iter()
+            .rev()
+            .fold(0u64, |w, &b| (w << 8) | u64::from(b));
+        block(at, x, &mut start);
+    }
+    if let Some(s) = start {
+        each(s, bytes.len());
+    }
+}
+
+/// ASCII whitespace as [`char::is_whitespace`] sees it.
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t'..=b'\r')
+}
+
+/// What the loose forms of some lines start and end with: a file line whose
+/// ends are not among them cannot have the same loose form, so the scan
+/// skips it (ASCII lines only; others are always loosened).
+#[derive(Debug)]
+pub(super) struct LooseEnds {
+    first: [bool; 256],
+    last: [bool; 256],
+}
+
+impl Default for LooseEnds {
+    fn default() -> Self {
+        LooseEnds {
+            first: [false; 256],
+            last: [false; 256],
+        }
+    }
+}
+
+impl LooseEnds {
+    /// Admits the loose form `loose`.
+    pub(super) fn add(&mut self, loose: &str) {
+        if let (Some(&a), Some(&z)) = (loose.as_bytes().first(), loose.as_bytes().last()) {
+            self.first[usize::from(a)] = true;
+            self.last[usize::from(z)] = true;
+        }
+    }
+
+    /// Whether the ASCII line `line` may loosen to an admitted form (a blank
+    /// line always may: its loose form is empty and cheap).
+    fn admits(&self, line: &[u8]) -> bool {
+        let Some(a) = line.iter().position(|&b| !is_space(b)) else {
+            return true;
+        };
+        let z = line.iter().rposition(|&b| !is_space(b)).unwrap_or(a);
+        self.first[usize::from(line[a])] && self.last[usize::from(line[z])]
+    }
 }
 
 /// What a line is compared by: its words, and its loose form.
@@ -99,75 +221,93 @@ pub(super) struct Features {
     /// Hashes of its words (runs of letters, digits and `_`), sorted, distinct.
     pub(super) tokens: Vec<u64>,
     /// The line with whitespace collapsed and trimmed, typographic quotes,
-    /// dashes and ellipses folded to ASCII, invisible characters dropped
-    /// (only made by [`Features::full`]; the scan needs just its hash).
+    /// dashes and ellipses folded to ASCII, invisible characters dropped.
     pub(super) loose: String,
-    pub(super) loose_hash: u64,
+    /// The hash of `loose`; `None` when the scan saw that it cannot match.
+    pub(super) loose_hash: Option<u64>,
 }
 
 impl Features {
-    /// Words and the loose form's hash: what the scan needs of every line.
-    pub(super) fn of(&mut self, line: &str) {
+    /// Words and, unless `ends` rules out a match, the loose form's hash:
+    /// what the scan needs of every line.
+    pub(super) fn of(&mut self, line: &str, ends: Option<&LooseEnds>) {
         self.tokens.clear();
-        const SEED: u64 = 0xcbf2_9ce4_8422_2325;
+        self.loose.clear();
+        let bytes = line.as_bytes();
         if line.is_ascii() {
-            // One pass over the bytes for both the words and the loose hash
-            // (ASCII folds nothing but whitespace runs and dash runs).
-            let (mut word, mut loose) = (None, SEED);
-            let (mut space, mut dash, mut any) = (false, false, false);
-            for &b in line.as_bytes() {
-                if b.is_ascii_alphanumeric() || b == b'_' {
-                    word = Some(fnv(word.unwrap_or(SEED), b));
-                } else if let Some(t) = word.take() {
-                    self.tokens.push(t);
+            let tokens = &mut self.tokens;
+            ascii_words(bytes, |s, e| tokens.push(hash(&bytes[s..e])));
+            if ends.is_some_and(|e| !e.admits(bytes)) {
+                self.loose_hash = None;
+            } else {
+                // ASCII folds nothing but whitespace runs and dash runs.
+                let (mut space, mut dash) = (false, false);
+                for &b in bytes {
+                    if is_space(b) {
+                        space = true;
+                        continue;
+                    }
+                    if b == b'-' && dash && !space {
+                        continue;
+                    }
+                    if std::mem::take(&mut space) && !self.loose.is_empty() {
+                        self.loose.push(' ');
+                    }
+                    self.loose.push(char::from(b));
+                    dash = b == b'-';
                 }
-                if matches!(b, b' ' | b'\t'..=b'\r') {
-                    space = true;
-                    continue;
-                }
-                if b == b'-' && dash && !space {
-                    continue;
-                }
-                if std::mem::take(&mut space) && any {
-                    loose = fnv(loose, b' ');
-                }
-                loose = fnv(loose, b);
-                any = true;
-                dash = b == b'-';
+                self.loose_hash = Some(hash(self.loose.as_bytes()));
             }
-            self.tokens.extend(word);
-            self.tokens.sort_unstable();
-            self.tokens.dedup();
-            self.loose_hash = loose;
-            return;
-        }
-        let mut start = None;
-        for (i, c) in line.char_indices() {
-            match (is_word(c), start) {
-                (true, None) => start = Some(i),
-                (false, Some(s)) => {
-                    self.tokens.push(hash(&line.as_bytes()[s..i]));
-                    start = None;
+        } else {
+            let mut start = None;
+            for (i, c) in line.char_indices() {
+                match (is_word(c), start) {
+                    (true, None) => start = Some(i),
+                    (false, Some(s)) => {
+                        self.tokens.push(hash(&bytes[s..i]));
+                        start = None;
+                    }
+                    _ => {}
                 }
-                _ => {}
             }
-        }
-        if let Some(s) = start {
-            self.tokens.push(hash(&line.as_bytes()[s..]));
+            if let Some(s) = start {
+                self.tokens.push(hash(&bytes[s..]));
+            }
+            let loose = &mut self.loose;
+            loosen(line, |piece| loose.push_str(piece));
+            self.loose_hash = Some(hash(self.loose.as_bytes()));
         }
         self.tokens.sort_unstable();
         self.tokens.dedup();
-        let mut h = SEED;
-        loosen(line, |piece| h = piece.bytes().fold(h, fnv));
-        self.loose_hash = h;
     }
 
-    /// [`Features::of`] and the loose form itself.
+    /// [`Features::of`] with the loose form always made.
     pub(super) fn full(line: &str) -> Self {
         let mut f = Features::default();
-        f.of(line);
-        loosen(line, |piece| f.loose.push_str(piece));
+        f.of(line, None);
         f
+    }
+}
+
+/// A set of token hashes that answers "surely not" cheaply.
+#[derive(Debug)]
+pub(super) struct Bloom([u64; 64]);
+
+impl Default for Bloom {
+    fn default() -> Self {
+        Bloom([0; 64])
+    }
+}
+
+impl Bloom {
+    pub(super) fn insert(&mut self, h: u64) {
+        let b = (h >> 52) as usize;
+        self.0[b >> 6] |= 1 << (b & 63);
+    }
+
+    pub(super) fn may_hold(&self, h: u64) -> bool {
+        let b = (h >> 52) as usize;
+        self.0[b >> 6] & (1 << (b & 63)) != 0
     }
 }
 
@@ -213,10 +353,6 @@ pub(super) fn loosen(s: &str, mut out: impl FnMut(&str)) {
             c => emit(c.encode_utf8(&mut buf), false, &mut space),
         }
     }
-}
-
-pub(super) fn fnv(h: u64, b: u8) -> u64 {
-    (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
 }
 
 /// Number of values two sorted, distinct lists share.

@@ -1,6 +1,6 @@
 //! The diagnosis on small texts, whole and chunked.
 
-use super::scan::{fnv, hash, loosen};
+use super::scan::{LooseEnds, ascii_words, hash, is_word, loosen};
 use super::*;
 
 fn diagnose(file: &str, old: &str, new: &str) -> Diagnosis {
@@ -219,7 +219,7 @@ fn odd_inputs_never_panic_and_chunking_never_matters() {
 }
 
 #[test]
-fn the_ascii_fast_path_hashes_like_the_general_one() {
+fn the_ascii_fast_path_loosens_like_the_general_one() {
     for line in [
         "",
         "  a  -- b\t-c ",
@@ -228,17 +228,40 @@ fn the_ascii_fast_path_hashes_like_the_general_one() {
         " \x0b\x0c\r",
         "fn a() { b - c }",
     ] {
-        let mut f = Features::default();
-        f.of(line);
-        let mut h = 0xcbf2_9ce4_8422_2325;
-        loosen(line, |p| h = p.bytes().fold(h, fnv));
-        assert_eq!(f.loose_hash, h, "{line:?}");
-        assert_eq!(
-            f.loose_hash,
-            hash(Features::full(line).loose.as_bytes()),
-            "{line:?}"
-        );
+        let mut loose = String::new();
+        loosen(line, |p| loose.push_str(p));
+        let f = Features::full(line);
+        assert_eq!(f.loose, loose, "{line:?}");
+        assert_eq!(f.loose_hash, Some(hash(loose.as_bytes())), "{line:?}");
+        let mut ends = LooseEnds::default();
+        ends.add(&loose);
+        let mut g = Features::default();
+        g.of(line, Some(&ends));
+        assert_eq!(g.loose_hash, f.loose_hash, "{line:?}");
+        assert_eq!(g.tokens, f.tokens, "{line:?}");
     }
+}
+
+#[test]
+fn the_scan_skips_loose_forms_that_cannot_match() {
+    let mut ends = LooseEnds::default();
+    ends.add("a b;");
+    let mut f = Features::default();
+    f.of("  x b;", Some(&ends));
+    assert_eq!(f.loose_hash, None);
+    f.of("  a  c; ", Some(&ends));
+    assert_eq!(f.loose_hash, Some(hash(b"a c;")));
+}
+
+#[test]
+fn short_words_never_collide() {
+    let words = [
+        "a", "b", "ab", "ba", "a_", "_a", "abcdefgh", "abcdefg", "bcdefgh", "1", "01",
+    ];
+    let mut hashes: Vec<u64> = words.iter().map(|w| hash(w.as_bytes())).collect();
+    hashes.sort_unstable();
+    hashes.dedup();
+    assert_eq!(hashes.len(), words.len());
 }
 
 #[test]
@@ -251,4 +274,59 @@ fn read_prefixes_in_new_text() {
     assert_eq!(numbered_like_read("1: one"), None);
     assert_eq!(numbered_like_read("1. step\n2. step"), None);
     assert_eq!(numbered_like_read("1: a\n3: b"), None);
+}
+
+#[test]
+fn kept_lines_are_the_files_lines() {
+    let mut file = String::new();
+    for i in 0..400 {
+        file.push_str(&format!("line {i} of a generated text file\n"));
+    }
+    for (old, new) in [
+        ("line 200 of a generated text fle\n", "x"),
+        ("line 7 of a generated\nline 8 of a text file\n", "x"),
+        ("line 399 of a generated text fil", "x"),
+        ("line 1 of a generated texts file\n", "x"),
+    ] {
+        for size in [7, 64, 1 << 20] {
+            let d = diagnose_chunked(&file, old, new, size);
+            let (first, count) = d.excerpt.expect("an excerpt");
+            let want: String = file
+                .lines()
+                .skip(first as usize - 1)
+                .take(count as usize)
+                .map(|l| format!("{l}\n"))
+                .collect();
+            assert_eq!(d.kept.as_deref(), Some(want.as_str()), "{old:?} {size}");
+        }
+    }
+}
+
+#[test]
+fn ascii_words_split_like_chars() {
+    let mut seed = 7u64;
+    let mut lines: Vec<String> = (0u8..128)
+        .map(|b| char::from(b).to_string().repeat(9))
+        .collect();
+    for len in 0..80 {
+        let line: String = (0..len)
+            .map(|_| {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                char::from((seed >> 57) as u8)
+            })
+            .collect();
+        lines.push(line);
+    }
+    lines.push("line 12 of a_b c9 __ x".to_owned());
+    for line in &lines {
+        let mut got = vec![];
+        ascii_words(line.as_bytes(), |s, e| got.push(&line[s..e]));
+        let want: Vec<&str> = line
+            .split(|c| !is_word(c))
+            .filter(|w| !w.is_empty())
+            .collect();
+        assert_eq!(got, want, "{line:?}");
+    }
 }
