@@ -118,7 +118,20 @@ impl Workspace {
 
 fn main() -> ExitCode {
     let started = std::time::Instant::now();
-    let code = match run(Cli::parse()) {
+    let cli = Cli::parse();
+    if matches!(
+        cli.command,
+        Command::Tools | Command::Call { .. } | Command::Demo { .. }
+    ) {
+        // One-shot commands behave like other Unix tools when their reader
+        // goes away (`dsh-fs demo | head`): they end quietly instead of
+        // panicking in `println!`. Servers keep Rust's default and see the
+        // error on their own writes.
+        // SAFETY: restoring the default disposition of one signal, before
+        // any other thread exists.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
+    let code = match run(cli) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("dsh-fs: {e:#}");

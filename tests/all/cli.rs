@@ -189,3 +189,38 @@ fn call_runs_glob_and_grep() {
     assert_eq!(status, Some(1));
     assert!(text.starts_with("FS_SANDBOX_DENIED: "), "{text}");
 }
+
+/// A reader that goes away early (`dsh-fs demo | head -1`) ends the command
+/// quietly, as it would any Unix tool: no panic message, no error exit.
+#[test]
+fn a_closed_pipe_ends_one_shot_commands_quietly() {
+    use std::io::Read;
+    let mut child = dsh_fs()
+        .arg("demo")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut first)
+        .unwrap();
+    drop(child.stdout.take());
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        status.success()
+            || std::os::unix::process::ExitStatusExt::signal(&status) == Some(libc::SIGPIPE),
+        "{status}: {stderr}"
+    );
+}
