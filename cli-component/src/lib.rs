@@ -26,7 +26,7 @@
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, Read, Write};
 
 /// The keys a request line may have.
 pub const REQUEST_KEYS: [&str; 2] = ["tool", "arguments"];
@@ -132,11 +132,40 @@ pub fn parse_request(line: &str, number: u64) -> Result<Request, Reply> {
     })
 }
 
+/// Longest request line taken: the 16 MiB argument limit plus room for the
+/// JSON around it. A longer line is answered without being held whole.
+pub const MAX_LINE_BYTES: u64 = (16 << 20) + (64 << 10);
+
+/// Reads and drops the rest of a line; returns how many bytes it had.
+fn skip_line(input: &mut impl BufRead) -> io::Result<u64> {
+    let mut dropped = 0u64;
+    loop {
+        let buf = input.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(dropped);
+        }
+        let (used, done) = match memchr_newline(buf) {
+            Some(at) => (at + 1, true),
+            None => (buf.len(), false),
+        };
+        input.consume(used);
+        dropped += used as u64;
+        if done {
+            return Ok(dropped);
+        }
+    }
+}
+
+fn memchr_newline(buf: &[u8]) -> Option<usize> {
+    buf.iter().position(|&b| b == b'\n')
+}
+
 /// Serves requests from `input` until its end: each non-blank line is parsed
 /// and, when well formed, run through `execute(tool, arguments_json)`; each
 /// reply is written as one line and flushed at once, so a client may wait for
 /// a result before sending the next request. Fails only when reading
-/// `input` or writing `output` fails.
+/// `input` or writing `output` fails. A line over [`MAX_LINE_BYTES`]
+/// is answered with `INVALID_ARGS` and skipped without being held.
 pub fn serve(
     mut input: impl BufRead,
     mut output: impl Write,
@@ -146,23 +175,41 @@ pub fn serve(
     let mut number = 0u64;
     loop {
         line.clear();
-        if input.read_until(b'\n', &mut line)? == 0 {
+        if input
+            .by_ref()
+            .take(MAX_LINE_BYTES + 1)
+            .read_until(b'\n', &mut line)?
+            == 0
+        {
             return Ok(());
         }
         number += 1;
-        let reply = match std::str::from_utf8(&line) {
-            Err(e) => Reply::err(
+        let over = line.len() as u64 > MAX_LINE_BYTES && line.last() != Some(&b'\n');
+        let reply = if over {
+            let dropped = skip_line(&mut input)?;
+            Reply::err(
                 "INVALID_ARGS",
                 format!(
-                    "line {number} is not UTF-8 (invalid byte at offset {}). Send UTF-8 JSON.",
-                    e.valid_up_to()
+                    "line {number} has {} bytes, more than the {MAX_LINE_BYTES}-byte limit of a \
+                     request. Split the content into several calls.",
+                    line.len() as u64 + dropped
                 ),
-            ),
-            Ok(text) if text.trim().is_empty() => continue,
-            Ok(text) => match parse_request(text.trim_end_matches(['\n', '\r']), number) {
-                Ok(request) => execute(&request.tool, &request.arguments),
-                Err(reply) => reply,
-            },
+            )
+        } else {
+            match std::str::from_utf8(&line) {
+                Err(e) => Reply::err(
+                    "INVALID_ARGS",
+                    format!(
+                        "line {number} is not UTF-8 (invalid byte at offset {}). Send UTF-8 JSON.",
+                        e.valid_up_to()
+                    ),
+                ),
+                Ok(text) if text.trim().is_empty() => continue,
+                Ok(text) => match parse_request(text.trim_end_matches(['\n', '\r']), number) {
+                    Ok(request) => execute(&request.tool, &request.arguments),
+                    Err(reply) => reply,
+                },
+            }
         };
         output.write_all(reply.to_json().as_bytes())?;
         output.write_all(b"\n")?;
@@ -214,6 +261,30 @@ mod tests {
                 "error": {"code": "FS_NOT_FOUND", "message": "x does not exist"},
             })
         );
+    }
+
+    #[test]
+    fn an_over_long_line_is_answered_and_the_session_goes_on() {
+        let long = io::repeat(b'x').take(20 << 20);
+        let input = io::BufReader::new(long.chain(&b"\n{\"tool\":\"read\"}\n"[..]));
+        let mut out = Vec::new();
+        let mut calls = Vec::new();
+        serve(input, &mut out, |tool, _| {
+            calls.push(tool.to_owned());
+            Reply::ok(tool.to_owned())
+        })
+        .unwrap();
+        let out: Vec<Value> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert_eq!(out[0]["error"]["code"], "INVALID_ARGS");
+        let text = out[0]["text"].as_str().unwrap();
+        assert!(text.contains("line 1 has 20971521 bytes"), "{text}");
+        assert_eq!(out[1]["text"], "read");
+        assert_eq!(calls, ["read"]);
     }
 
     #[test]
