@@ -224,3 +224,48 @@ fn a_closed_pipe_ends_one_shot_commands_quietly() {
         "{status}: {stderr}"
     );
 }
+
+/// The README's `dsh-fs serve` snippet, run as written (in a scratch
+/// directory instead of `/tmp/dsh-fs-try`, with the built binary on PATH).
+#[test]
+fn the_readme_serve_snippet_runs() {
+    let readme = include_str!("../../README.md");
+    let end = readme
+        .find("  dsh-fs serve --root /tmp/dsh-fs-try\n```")
+        .expect("the serve snippet is in the README");
+    let start = readme[..end].rfind("```sh\n").unwrap() + "```sh\n".len();
+    let snippet = &readme[start..end + "  dsh-fs serve --root /tmp/dsh-fs-try\n".len()];
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("try");
+    let script = snippet.replace("/tmp/dsh-fs-try", dir.to_str().unwrap());
+    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_dsh-fs"))
+        .parent()
+        .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", &script])
+        .env("PATH", path)
+        .env("DSH_FS_CACHE_DIR", crate::cache_dir())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let replies: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(replies.len(), 2, "{stdout}");
+    assert!(replies.iter().all(|r| r["error"].is_null()), "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("main.rs")).unwrap(),
+        "fn main() {\n    println!(\"hi\");\n}\n"
+    );
+}
