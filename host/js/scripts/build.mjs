@@ -36,6 +36,11 @@ const jco = spawnSync(
 );
 if (jco.status !== 0) process.exit(jco.status ?? 1);
 
+// The package declares its own API (src/*.d.ts); jco's declarations are of the
+// raw component, and its --no-typescript has no effect in 1.35.
+for (const entry of readdirSync(out)) {
+  if (entry === 'interfaces' || entry.endsWith('.d.ts')) rmSync(`${out}${entry}`, { recursive: true });
+}
 const coreModules = readdirSync(out).filter((f) => f.endsWith('.wasm')).sort();
 writeFileSync(
   `${out}core-modules.js`,
