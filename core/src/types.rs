@@ -120,3 +120,17 @@ pub struct DirEntry {
     /// Nanoseconds since the Unix epoch, when the backend knows it.
     pub modified: Option<u64>,
 }
+
+/// A discovery search a provider may run natively (`search-query`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SearchQuery {
+    /// Files whose path below the directory matches this glob.
+    Glob(String),
+    /// Lines matching `pattern` in files whose name matches `include`.
+    Grep {
+        /// A regular expression.
+        pattern: String,
+        /// A glob on file names.
+        include: Option<String>,
+    },
+}

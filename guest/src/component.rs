@@ -110,6 +110,23 @@ impl Provider for Imported {
     fn list_dir(&self, target: &seam::Target) -> Result<seam::Listing, core::FsError> {
         seam::list_dir(target).map_err(Into::into)
     }
+
+    fn search(
+        &self,
+        target: &seam::Target,
+        query: &core::SearchQuery,
+    ) -> Result<Option<String>, core::FsError> {
+        let query = match query {
+            core::SearchQuery::Glob(pattern) => wit::SearchQuery::Glob(pattern.clone()),
+            core::SearchQuery::Grep { pattern, include } => {
+                wit::SearchQuery::Grep(wit::GrepQuery {
+                    pattern: pattern.clone(),
+                    include: include.clone(),
+                })
+            }
+        };
+        seam::search(target, &query).map_err(Into::into)
+    }
 }
 
 impl Listing for seam::Listing {

@@ -3,7 +3,8 @@
 //! the component and over any native backend in tests and benchmarks.
 
 use dsh_fs_core::{
-    DirEntry, EditOutcome, EditRequest, FsError, FsInfo, TextContent, WriteIntent, WriteOutcome,
+    DirEntry, EditOutcome, EditRequest, FsError, FsInfo, SearchQuery, TextContent, WriteIntent,
+    WriteOutcome,
 };
 
 /// A filesystem the tools can use. See `wit/provider.wit` for the contract of
@@ -45,6 +46,16 @@ pub trait Provider {
     ) -> Result<EditOutcome, FsError>;
     /// The directory's entries in byte order of their names, links not followed.
     fn list_dir(&self, target: &Self::Target) -> Result<Self::Listing, FsError>;
+    /// The rendered result of `query` below `target` when the provider
+    /// searches natively; `None` asks for the portable search.
+    fn search(
+        &self,
+        target: &Self::Target,
+        query: &SearchQuery,
+    ) -> Result<Option<String>, FsError> {
+        let _ = (target, query);
+        Ok(None)
+    }
 }
 
 /// A one-pass reader of one directory's entries.

@@ -6,7 +6,8 @@ use crate::provider::{Listing, LocalProvider, Provider, Target, TextStream};
 use crate::{Runtime, SessionOptions};
 use anyhow::{Context, Result, bail};
 use dsh_fs_core::{
-    DirEntry, EditOutcome, EditRequest, FsError, FsInfo, TextContent, WriteIntent, WriteOutcome,
+    DirEntry, EditOutcome, EditRequest, FsError, FsInfo, SearchQuery, TextContent, WriteIntent,
+    WriteOutcome,
 };
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -34,12 +35,11 @@ pub struct BenchOptions {
 /// Runs every benchmark and prints the table.
 pub fn run(opts: &BenchOptions) -> Result<()> {
     std::fs::create_dir_all(&opts.dir)?;
-    if opts.search_files > 0 {
-        // First, while the process holds no runtime, so peak RSS is the search's.
-        crate::search::bench::run(&opts.dir, opts.search_files, opts.reps)?;
-    }
     let exe = std::env::current_exe()?;
     let runtime = Runtime::new()?;
+    if opts.search_files > 0 {
+        crate::search::bench::run(&runtime, &exe, &opts.dir, opts.search_files, opts.reps)?;
+    }
     let provider: Arc<dyn Provider> = Arc::new(LocalProvider::new(&opts.dir)?);
     println!(
         "dsh-fs bench: {} repetitions, median [min-max]\n",
@@ -326,7 +326,7 @@ pub(crate) fn show(v: &[Duration]) -> String {
 }
 
 /// Peak RSS (KiB) of `dsh-fs ARGS DIR` in its own process.
-fn child_peak_rss(exe: &Path, dir: &Path, args: &[&str]) -> Result<u64> {
+pub(crate) fn child_peak_rss(exe: &Path, dir: &Path, args: &[&str]) -> Result<u64> {
     let out = Command::new(exe)
         .args(args)
         .arg(dir)
@@ -384,6 +384,9 @@ impl dsh_fs_tools::Provider for Native {
     }
     fn list_dir(&self, t: &Target) -> Result<Box<dyn Listing>, FsError> {
         self.0.list_dir(t)
+    }
+    fn search(&self, t: &Target, query: &SearchQuery) -> Result<Option<String>, FsError> {
+        self.0.search(t, query)
     }
 }
 

@@ -160,6 +160,18 @@ impl seam::Host for HostState {
             Err(e) => Ok(Err(e.into())),
         }
     }
+
+    fn search(&mut self, t: Resource<Target>, query: wit::SearchQuery) -> Res<Option<String>> {
+        let target = self.table.get(&t)?;
+        let query = match query {
+            wit::SearchQuery::Glob(pattern) => core::SearchQuery::Glob(pattern),
+            wit::SearchQuery::Grep(q) => core::SearchQuery::Grep {
+                pattern: q.pattern,
+                include: q.include,
+            },
+        };
+        Ok(self.provider.search(target, &query).map_err(Into::into))
+    }
 }
 
 impl seam::HostTarget for HostState {

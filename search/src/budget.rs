@@ -5,7 +5,9 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// Default wall-clock limit of one search.
+/// Default wall-clock limit of one search: well inside a host's default
+/// 30-second call deadline, so a search stops early and says so instead of
+/// being cut off. The tools and every native fast path use it.
 pub const DEFAULT_TIME: Duration = Duration::from_secs(20);
 
 /// Default work limit: entries visited plus bytes read (64 GiB).

@@ -39,7 +39,7 @@ pub use local::{LocalTree, kind_of, modified_ns, open_nofollow};
 pub use memory::MemTree;
 pub use tree::{DirEntry, DirEntryKind, Tree};
 
-use dsh_fs_core::{ErrorCode, FsError};
+use dsh_fs_core::{ErrorCode, FsError, SearchQuery};
 use render::{GlobCollector, GrepCollector};
 use std::ops::ControlFlow;
 use walk::{Filter, walk};
@@ -97,6 +97,22 @@ pub fn grep(
         Some(_) => return Err(not_searchable(path)),
     }
     Ok(found.render(budget.spent().then(|| budget.time())))
+}
+
+/// Runs `query` below `path` (root-relative, `""` for the root): [`glob`] or
+/// [`grep`].
+pub fn search(
+    tree: &dyn Tree,
+    path: &str,
+    query: &SearchQuery,
+    budget: &Budget,
+) -> Result<String, FsError> {
+    match query {
+        SearchQuery::Glob(pattern) => glob(tree, path, pattern, budget),
+        SearchQuery::Grep { pattern, include } => {
+            grep(tree, path, pattern, include.as_deref(), budget)
+        }
+    }
 }
 
 /// `path` relative to `dir`.

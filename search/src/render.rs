@@ -159,14 +159,22 @@ struct Found {
 impl Ord for Found {
     /// Output order: newest first, unknown times last, then path order.
     fn cmp(&self, other: &Self) -> Ordering {
-        let newer = match (self.modified, other.modified) {
-            (Some(a), Some(b)) => b.cmp(&a),
-            (Some(_), None) => Ordering::Less,
-            (None, Some(_)) => Ordering::Greater,
-            (None, None) => Ordering::Equal,
-        };
-        newer.then_with(|| self.path.cmp(&other.path))
+        output_order(
+            (self.modified, &self.path.0),
+            (other.modified, &other.path.0),
+        )
     }
+}
+
+/// Newest first, unknown times last, then [`path_order`].
+fn output_order(a: (Option<u64>, &str), b: (Option<u64>, &str)) -> Ordering {
+    let newer = match (a.0, b.0) {
+        (Some(a), Some(b)) => b.cmp(&a),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => Ordering::Equal,
+    };
+    newer.then_with(|| path_order(a.1, b.1))
 }
 
 impl PartialOrd for Found {
@@ -183,19 +191,20 @@ pub struct GlobCollector {
 }
 
 impl GlobCollector {
-    /// Adds one matching file.
+    /// Adds one matching file (its path is copied only when it is kept).
     pub fn add(&mut self, path: &str, modified: Option<u64>) {
         self.total += 1;
-        let found = Found {
+        if self.best.len() >= GLOB_LIMIT {
+            let worst = self.best.peek().expect("the heap is full");
+            if output_order((modified, path), (worst.modified, &worst.path.0)) != Ordering::Less {
+                return;
+            }
+            self.best.pop();
+        }
+        self.best.push(Found {
             path: PathKey(path.to_owned()),
             modified,
-        };
-        if self.best.len() < GLOB_LIMIT {
-            self.best.push(found);
-        } else if self.best.peek().is_some_and(|worst| found < *worst) {
-            self.best.pop();
-            self.best.push(found);
-        }
+        });
     }
 
     /// Merges another collector (parallel workers each keep their own).

@@ -76,14 +76,25 @@ fn glob_includes_hidden_and_ignored_but_never_vcs_metadata() {
     );
 }
 
+/// What `read` would refuse as not text is skipped whole, as if binary: a NUL
+/// anywhere (matches before it dropped too), invalid UTF-8 such as Latin-1,
+/// and UTF-16; a UTF-8 BOM is not part of line 1.
 #[test]
-fn binary_files_are_cut_at_their_first_nul() {
+fn files_that_are_not_utf8_text_are_skipped_whole() {
     let mut t = MemTree::default();
     t.file("bin.dat", b"\x00hit\n", 1)
-        .file("late.dat", b"hit one\nhit two\n\x00hit three\n", 1);
-    let out = grep_all(&t, "hit");
-    assert!(!out.contains("bin.dat"), "{out}");
-    assert!(!out.contains("three"), "{out}");
+        .file("late.dat", b"hit one\nhit two\n\x00hit three\n", 1)
+        .file("latin1.txt", b"hit caf\xe9\n", 1)
+        .file("utf16.txt", b"\xff\xfeh\x00i\x00t\x00\n\x00", 1)
+        .file("bom.txt", "\u{feff}hit with BOM\n", 1)
+        .file("text.txt", "caf\u{e9} hit\n", 1);
+    assert_eq!(
+        grep_all(&t, "hit"),
+        "Found 2 matches in 2 files\n\n\
+         bom.txt:\n  Line 1: hit with BOM\n\n\
+         text.txt:\n  Line 1: caf\u{e9} hit"
+    );
+    assert_eq!(grep_all(&t, "^hit with"), grep_all(&t, "hit with"));
 }
 
 #[test]
@@ -203,4 +214,40 @@ fn missing_paths_and_wrong_kinds_are_errors() {
             .unwrap()
             .starts_with("Found 1 match")
     );
+}
+
+/// Reads all of `bytes` through [`crate::lines::TextOnly`], `step` bytes per read.
+fn text_only(bytes: &[u8], step: usize) -> std::io::Result<Vec<u8>> {
+    struct Trickle<'a>(&'a [u8], usize);
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.0.len().min(self.1).min(buf.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(
+        &mut crate::lines::TextOnly::new(Trickle(bytes, step)),
+        &mut out,
+    )?;
+    Ok(out)
+}
+
+#[test]
+fn only_utf8_text_without_nul_passes_whatever_the_read_sizes() {
+    let text = "a ✓ é 𝄞 end\n".repeat(3);
+    for step in 1..=9 {
+        assert_eq!(text_only(text.as_bytes(), step).unwrap(), text.as_bytes());
+        let mut cut = text.as_bytes().to_vec();
+        cut.truncate(text.find('𝄞').unwrap() + 2);
+        assert!(text_only(&cut, step).is_err(), "truncated, step {step}");
+        let mut latin1 = text.as_bytes().to_vec();
+        latin1.extend_from_slice(b"caf\xe9\n");
+        assert!(text_only(&latin1, step).is_err(), "latin-1, step {step}");
+        let mut nul = text.as_bytes().to_vec();
+        nul.extend_from_slice(b"\0");
+        assert!(text_only(&nul, step).is_err(), "NUL, step {step}");
+    }
 }

@@ -30,6 +30,7 @@ fn files() -> BTreeMap<String, String> {
         (".hidden/notes.md", "TODO hidden\n"),
         (".env", "TODO=1\n"),
         ("data.bin", "TODO\u{0}binary\n"),
+        ("late.txt", "TODO before a NUL\n\u{0}\n"),
         (
             "docs/guide.md",
             "# Guide\nTODO: write the naïve café part\n",
@@ -238,6 +239,52 @@ fn links_are_never_followed() {
         assert!(r.is_error, "{path}: {}", r.text);
         assert!(!r.text.contains("TOP SECRET"), "{}", r.text);
     }
+}
+
+/// The local disk searches natively (raw bytes, in parallel) and the memory
+/// workspace through the component's portable walk over `stream-text`; on
+/// files that are not UTF-8 text both skip the file whole, and a UTF-8 BOM
+/// is not part of line 1.
+#[test]
+fn the_native_search_skips_what_read_cannot_show_as_the_portable_one_does() {
+    let files: [(&str, &[u8]); 6] = [
+        ("latin1.txt", b"needle caf\xe9\n"),
+        ("late-nul.txt", b"needle one\nneedle two\n\x00\n"),
+        ("utf16.txt", b"\xff\xfen\x00e\x00e\x00d\x00l\x00e\x00\n\x00"),
+        ("cut.txt", b"needle \xe2\x9c"),
+        ("bom.txt", b"\xef\xbb\xbfneedle after a BOM\n"),
+        ("plain.txt", "caf\u{e9} needle\n".as_bytes()),
+    ];
+    let (local, memory) = (Local::new(), Memory::new());
+    let mut texts = Vec::new();
+    for f in [&local as &dyn Fixture, &memory] {
+        for (path, bytes) in files {
+            f.put(path, bytes);
+        }
+        let mut s = runtime()
+            .session(f.provider(), SessionOptions::default())
+            .unwrap();
+        let one = ok(call(&mut s, "grep", json!({"pattern": "^needle after"})));
+        let all = ok(call(&mut s, "grep", json!({"pattern": "needle"})));
+        let single = ok(call(
+            &mut s,
+            "grep",
+            json!({"pattern": "needle", "path": "latin1.txt"}),
+        ));
+        texts.push((one, all, single));
+    }
+    assert_eq!(texts[0], texts[1], "local (native) vs memory (portable)");
+    let (one, all, single) = &texts[0];
+    assert_eq!(
+        one,
+        "Found 1 match in 1 file\n\nbom.txt:\n  Line 1: needle after a BOM"
+    );
+    assert_eq!(
+        all,
+        "Found 2 matches in 2 files\n\nbom.txt:\n  Line 1: needle after a BOM\n\n\
+         plain.txt:\n  Line 1: caf\u{e9} needle"
+    );
+    assert_eq!(single, "No matches found");
 }
 
 #[test]

@@ -6,6 +6,7 @@ use super::args::Args;
 use super::{Session, ToolDefinition};
 use crate::error::{Tool, ToolError};
 use crate::provider::Provider;
+use dsh_fs_core::SearchQuery;
 
 const FIELDS: &[&str] = &["pattern", "path"];
 
@@ -32,7 +33,5 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
     let mut args = Args::parse("glob", FIELDS, json)?;
     let pattern = args.string("pattern")?;
     let path = args.optional_string("path")?;
-    session.discover(Tool::Glob, path, |tree, dir, budget| {
-        dsh_fs_search::glob(tree, dir, &pattern, budget)
-    })
+    session.discover(Tool::Glob, path, SearchQuery::Glob(pattern))
 }

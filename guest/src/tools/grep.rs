@@ -6,6 +6,7 @@ use super::args::Args;
 use super::{Session, ToolDefinition};
 use crate::error::{Tool, ToolError};
 use crate::provider::Provider;
+use dsh_fs_core::SearchQuery;
 
 const FIELDS: &[&str] = &["pattern", "path", "include"];
 
@@ -34,7 +35,5 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
     let pattern = args.string("pattern")?;
     let path = args.optional_string("path")?;
     let include = args.optional_string("include")?;
-    session.discover(Tool::Grep, path, |tree, at, budget| {
-        dsh_fs_search::grep(tree, at, &pattern, include.as_deref(), budget)
-    })
+    session.discover(Tool::Grep, path, SearchQuery::Grep { pattern, include })
 }

@@ -17,9 +17,8 @@ pub use read::{LineIndex, MAX_LINE_CHARS, MAX_LINES, MAX_OUTPUT_BYTES, Window};
 use crate::error::{Tool, ToolError};
 use crate::policy::Policy;
 use crate::provider::{Provider, TextStream};
-use dsh_fs_core::{EntryKind, ErrorCode, FsError};
+use dsh_fs_core::{EntryKind, ErrorCode, FsError, SearchQuery};
 use dsh_fs_search::Budget;
-use std::time::Duration;
 
 /// One tool as the model sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -159,24 +158,31 @@ impl<P: Provider> Session<P> {
         Ok(target)
     }
 
-    /// Runs a discovery `search` over the provider from the model's `path`
-    /// (the root when absent), confined like `read`, within [`SEARCH_TIME`].
-    /// Discovery observes nothing: the read-before-edit policy is untouched.
+    /// Runs a discovery `query` from the model's `path` (the root when
+    /// absent), confined like `read`: natively when the provider offers it,
+    /// otherwise over its listings and text streams, within the search
+    /// budget either way. Discovery observes nothing: the read-before-edit
+    /// policy is untouched.
     fn discover(
         &self,
         tool: Tool,
         path: Option<String>,
-        search: impl FnOnce(&dyn dsh_fs_search::Tree, &str, &Budget) -> Result<String, FsError>,
+        query: SearchQuery,
     ) -> Result<String, ToolError> {
         let path = path.filter(|p| !p.is_empty()).unwrap_or_else(|| ".".into());
         let target = self.resolve(tool, &path)?;
-        let shown = self.provider.display_path(&target);
-        let at = if shown == "." { "" } else { shown.as_str() };
-        let tree = tree::ProviderTree {
-            provider: &self.provider,
-        };
-        let budget = Budget::new(SEARCH_TIME, dsh_fs_search::budget::DEFAULT_WORK);
-        search(&tree, at, &budget).map_err(|e| match e.code {
+        let found = self.provider.search(&target, &query).and_then(|native| {
+            if let Some(text) = native {
+                return Ok(text);
+            }
+            let shown = self.provider.display_path(&target);
+            let at = if shown == "." { "" } else { shown.as_str() };
+            let tree = tree::ProviderTree {
+                provider: &self.provider,
+            };
+            dsh_fs_search::search(&tree, at, &query, &Budget::default())
+        });
+        found.map_err(|e| match e.code {
             ErrorCode::NotFound => suggest::not_found(&self.provider, tool, &self.display(&target)),
             _ => ToolError::from_fs(tool, e),
         })
@@ -188,11 +194,6 @@ impl<P: Provider> Session<P> {
         crate::error::one_line(self.provider.display_path(target))
     }
 }
-
-/// Wall-clock budget of one glob or grep, well inside a host's default
-/// 30-second call deadline, so a search stops early and says so instead of
-/// being cut off.
-const SEARCH_TIME: Duration = Duration::from_secs(20);
 
 /// Bytes of an unobserved file decoded to tell text from binary.
 const PROBE_BYTES: u32 = 64 * 1024;

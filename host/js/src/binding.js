@@ -18,6 +18,10 @@
 //       kind: 'file'|'directory'|'symlink'|'other'; size in bytes for files, 0 otherwise;
 //       modified: ns since the Unix epoch or null; entries in byte order of their names,
 //       at most `max` per call, [] at the end (SortedListing in provider/contract.js does this)
+//   search(target, query)                -> string | null   (optional; null or absent: the
+//       component searches through listDir and streamText; a string must be byte for byte
+//       what that search renders; query: { tag: 'glob', val: pattern } |
+//       { tag: 'grep', val: { pattern, include } })
 // and throws FsError for every failure; any other exception becomes `io-error`.
 // A value of the wrong shape cannot be lowered: the call fails like a trap
 // (see session.js).
@@ -99,6 +103,8 @@ export function providerImport(provider) {
         return { ...outcome, firstLine: u64(outcome.firstLine) };
       }),
     listDir: (t) => guard(() => wrap(Listing, provider.listDir(target(t)))),
+    search: (t, query) =>
+      guard(() => (provider.search ? (provider.search(target(t), query) ?? undefined) : undefined)),
   };
 }
 

@@ -237,7 +237,18 @@ export interface Provider<T extends Target = Target> {
     expected: Version | null,
   ): { replacements: number; version: Version; firstLine: number | bigint };
   listDir(target: T): Listing;
+  /**
+   * Optional native search: the text the component's own `glob`/`grep` would
+   * render for `query` below `target`, byte for byte, or null to let the
+   * component search through `listDir` and `streamText`.
+   */
+  search?(target: T, query: SearchQuery): string | null;
 }
+
+/** A glob or grep a provider may run natively (`Provider.search`). */
+export type SearchQuery =
+  | { tag: 'glob'; val: string }
+  | { tag: 'grep'; val: { pattern: string; include?: string | null } };
 
 /** An in-memory workspace; absolute paths are accepted under `root` (default `/workspace`). */
 export class MemoryProvider implements Provider {

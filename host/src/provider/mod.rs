@@ -19,8 +19,8 @@ pub use memory::MemoryProvider;
 
 use dsh_fs_core::listing::SortedListing;
 use dsh_fs_core::{
-    DirEntry, EditOutcome, EditRequest, FsError, FsInfo, TextContent, Version, WriteIntent,
-    WriteOutcome,
+    DirEntry, EditOutcome, EditRequest, FsError, FsInfo, SearchQuery, TextContent, Version,
+    WriteIntent, WriteOutcome,
 };
 use std::fmt;
 
@@ -82,6 +82,15 @@ pub trait Provider: Send + Sync + fmt::Debug {
     /// beyond [`dsh_fs_core::listing::MAX_ENTRIES`] entries. Names that are
     /// not UTF-8 are skipped and counted.
     fn list_dir(&self, target: &Target) -> Result<Box<dyn Listing>, FsError>;
+
+    /// The text `dsh-fs-search` renders for `query` below `target`, computed
+    /// natively, byte for byte what the component's portable search over
+    /// [`Provider::list_dir`] and [`Provider::stream_text`] would give; or
+    /// `None` (the default), and the component searches through those.
+    fn search(&self, target: &Target, query: &SearchQuery) -> Result<Option<String>, FsError> {
+        let _ = (target, query);
+        Ok(None)
+    }
 }
 
 /// A one-pass reader of one directory's entries, made by [`Provider::list_dir`].

@@ -1,13 +1,18 @@
-//! `dsh-fs bench` figures for discovery: glob and grep over a generated tree of
-//! many small files, through the parallel fast path and the portable walk,
-//! against `rg` with equivalent flags in the same run, and the peak RSS of each.
+//! `dsh-fs bench` figures for discovery: the `glob` and `grep` tools through
+//! the component over a local directory of many small files (the native fast
+//! path behind the provider seam), the portable walk without it, and `rg`
+//! with equivalent flags in the same run; peak RSS of a `dsh-fs call` process
+//! doing each search.
 
-use crate::bench::{median, run_quiet, sample, show, timed};
+use crate::bench::{child_peak_rss, median, run_quiet, sample, show, timed};
+use crate::provider::{LocalProvider, Provider};
+use crate::{Runtime, SessionOptions};
 use anyhow::{Context, Result};
 use dsh_fs_search::{Budget, LocalTree};
 use std::io::Write;
 use std::path::Path;
 use std::process::Command;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The literal grep looks for: in one file of 100.
@@ -16,12 +21,16 @@ const LITERAL: &str = "needle_literal";
 const REGEX: &str = r"fn \w+_handler\(\w+: u(8|16)\)";
 
 /// Generates the tree (kept between runs), then prints the figures.
-pub fn run(dir: &Path, files: usize, reps: usize) -> Result<()> {
+pub fn run(runtime: &Runtime, exe: &Path, dir: &Path, files: usize, reps: usize) -> Result<()> {
     let tree = dir.join(format!("search-{files}"));
     generate(&tree, files).context("generating the search tree")?;
     let root = tree.as_path();
+    let provider: Arc<dyn Provider> = Arc::new(LocalProvider::new(root)?);
+    let mut session = runtime.session(provider, SessionOptions::default())?;
     let rg = which_rg();
-    println!("glob and grep over {files} files (peak RSS: this process, reset before each)");
+    println!(
+        "glob and grep over {files} files: the tools through the component, the portable walk, rg"
+    );
     let grep_flags = [
         "--no-require-git",
         "--no-ignore-parent",
@@ -48,14 +57,23 @@ pub fn run(dir: &Path, files: usize, reps: usize) -> Result<()> {
         ),
     ];
     for (label, flags, search) in figures {
-        let fast = sample(reps, || timed(|| search.fast(root)))?;
-        let fast_rss = peak_rss_of(|| search.fast(root))?;
+        let (tool, args) = search.call();
+        let mut found = String::new();
+        let through = sample(reps, || {
+            timed(|| {
+                let r = session.execute(tool, &args);
+                anyhow::ensure!(!r.is_error, "{tool} failed: {}", r.text);
+                anyhow::ensure!(!r.text.starts_with("No "), "{tool} found nothing");
+                found = r.text;
+                Ok(())
+            })
+        })?;
+        let rss = child_peak_rss(exe, root, &["call", tool, &args, "--root"])?;
         let portable = sample(reps.min(3), || timed(|| search.portable(root)))?;
-        let portable_rss = peak_rss_of(|| search.portable(root))?;
         let Some(rg) = &rg else {
             println!(
-                "  {label}  fast {}  portable {}  (rg not installed)",
-                show(&fast),
+                "  {label}  tool {}  portable {}  (rg not installed)",
+                show(&through),
                 show(&portable)
             );
             continue;
@@ -70,16 +88,15 @@ pub fn run(dir: &Path, files: usize, reps: usize) -> Result<()> {
         })?;
         let ratio = |v: &[Duration]| median(v).as_secs_f64() / median(&baseline).as_secs_f64();
         println!(
-            "  {label}  fast {} ({:.2}x rg, peak RSS {} MiB)  portable {} ({:.2}x rg, peak RSS {} MiB)  rg {}",
-            show(&fast),
-            ratio(&fast),
-            fast_rss >> 10,
+            "  {label}  tool {} ({:.2}x rg, peak RSS {} MiB)  portable {} ({:.2}x rg)  rg {}",
+            show(&through),
+            ratio(&through),
+            rss >> 10,
             show(&portable),
             ratio(&portable),
-            portable_rss >> 10,
             show(&baseline)
         );
-        println!("      found: {}", summary(search, root));
+        println!("      found: {}", summary(search, &found));
     }
     Ok(())
 }
@@ -91,13 +108,12 @@ enum Search<'a> {
 }
 
 impl Search<'_> {
-    fn fast(self, root: &Path) -> Result<()> {
-        let b = Budget::default();
-        let out = match self {
-            Search::Grep(p) => super::grep(root, "", p, None, &b),
-            Search::Glob(p) => super::glob(root, "", p, &b),
-        };
-        checked(out, &b)
+    /// The tool call: its name and arguments.
+    fn call(self) -> (&'static str, String) {
+        match self {
+            Search::Grep(p) => ("grep", serde_json::json!({ "pattern": p }).to_string()),
+            Search::Glob(p) => ("glob", serde_json::json!({ "pattern": p }).to_string()),
+        }
     }
 
     fn portable(self, root: &Path) -> Result<()> {
@@ -106,28 +122,18 @@ impl Search<'_> {
             Search::Grep(p) => dsh_fs_search::grep(&tree, "", p, None, &b),
             Search::Glob(p) => dsh_fs_search::glob(&tree, "", p, &b),
         };
-        checked(out, &b)
+        let out = out.map_err(|e| anyhow::anyhow!("{e}"))?;
+        anyhow::ensure!(!b.spent(), "the search ran out of budget");
+        anyhow::ensure!(!out.starts_with("No "), "the search found nothing: {out}");
+        Ok(())
     }
 }
 
-fn checked(out: Result<String, dsh_fs_core::FsError>, b: &Budget) -> Result<()> {
-    let out = out.map_err(|e| anyhow::anyhow!("{e}"))?;
-    anyhow::ensure!(!b.spent(), "the search ran out of budget");
-    anyhow::ensure!(!out.starts_with("No "), "the search found nothing: {out}");
-    Ok(())
-}
-
-/// What the fast path found, in one line: grep's header or glob's footer.
-fn summary(search: Search<'_>, root: &Path) -> String {
-    let b = Budget::default();
-    let out = match search {
-        Search::Grep(p) => super::grep(root, "", p, None, &b),
-        Search::Glob(p) => super::glob(root, "", p, &b),
-    };
-    let out = out.unwrap_or_else(|e| e.to_string());
+/// What the tool found, in one line: grep's header or glob's footer.
+fn summary(search: Search<'_>, found: &str) -> String {
     let line = match search {
-        Search::Grep(_) => out.lines().next(),
-        Search::Glob(_) => out.lines().last(),
+        Search::Grep(_) => found.lines().next(),
+        Search::Glob(_) => found.lines().last(),
     };
     line.unwrap_or_default().to_owned()
 }
@@ -137,19 +143,6 @@ fn which_rg() -> Option<std::path::PathBuf> {
     std::env::split_paths(&path)
         .map(|d| d.join("rg"))
         .find(|p| p.is_file())
-}
-
-/// Peak resident set (KiB) while `f` runs: the high-water mark is reset first
-/// (Linux `clear_refs`), so it is this process's RSS plus what `f` adds.
-fn peak_rss_of(f: impl FnOnce() -> Result<()>) -> Result<u64> {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-    f()?;
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    Ok(status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0))
 }
 
 /// A source-like tree: 100 files per directory, two levels deep, a mix of

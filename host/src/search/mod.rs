@@ -33,17 +33,22 @@ pub fn glob(root: &Path, dir: &str, glob: &str, budget: &Budget) -> Result<Strin
             let mut worker = Worker {
                 local: GlobCollector::default(),
                 done: &done,
+                ticks: Ticks::default(),
             };
             let matcher = &matcher;
             Box::new(move |entry| {
-                if !budget.tick() {
+                if !worker.ticks.tick(budget) {
                     return WalkState::Quit;
                 }
-                if let Some((path, entry)) = file(root, entry)
-                    && matcher.is_match(below(dir, &path))
+                let Ok(entry) = entry else {
+                    return WalkState::Continue;
+                };
+                if entry.file_type().is_some_and(|t| t.is_file())
+                    && let Some(path) = relative(root, entry.path())
+                    && matcher.is_match(below(dir, path))
                 {
                     let modified = entry.metadata().ok().and_then(|m| modified_ns(&m));
-                    worker.local.add(&path, modified);
+                    worker.local.add(path, modified);
                 }
                 WalkState::Continue
             })
@@ -72,9 +77,10 @@ pub fn grep(
     let found = Mutex::new(GrepCollector::default());
     walker(root, path, true).build_parallel().run(|| {
         let mut searcher = lines::searcher();
+        let mut ticks = Ticks::default();
         let (matcher, include, found) = (&matcher, &include, &found);
         Box::new(move |entry| {
-            if !budget.tick() {
+            if !ticks.tick(budget) {
                 return WalkState::Quit;
             }
             let Some((file, entry)) = file(root, entry) else {
@@ -130,14 +136,40 @@ fn file(root: &Path, entry: Result<DirEntry, ignore::Error>) -> Option<(String, 
     if !entry.file_type()?.is_file() {
         return None;
     }
-    let path = entry.path().strip_prefix(root).ok()?.to_str()?.to_owned();
+    let path = relative(root, entry.path())?.to_owned();
     Some((path, entry))
+}
+
+/// `path` relative to `root`, when it is below it and UTF-8.
+fn relative<'p>(root: &Path, path: &'p Path) -> Option<&'p str> {
+    path.strip_prefix(root).ok()?.to_str()
+}
+
+/// Entries a walking thread visits between charges to the shared budget, so
+/// the threads do not contend on it for every entry.
+const TICK_BATCH: u64 = 64;
+
+/// One walking thread's uncharged entries.
+#[derive(Default)]
+struct Ticks(u64);
+
+impl Ticks {
+    /// Counts one entry; false once the budget is spent.
+    fn tick(&mut self, budget: &Budget) -> bool {
+        self.0 += 1;
+        if self.0 < TICK_BATCH {
+            return !budget.spent();
+        }
+        self.0 = 0;
+        budget.charge(TICK_BATCH)
+    }
 }
 
 /// One walking thread's glob matches, merged when the walk drops it.
 struct Worker<'a> {
     local: GlobCollector,
     done: &'a Mutex<GlobCollector>,
+    ticks: Ticks,
 }
 
 impl Drop for Worker<'_> {

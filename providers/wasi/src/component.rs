@@ -104,6 +104,14 @@ impl api::Guest for Component {
         let listing = provider()?.list_dir(t.get())?;
         Ok(api::Listing::new(ListingResource(RefCell::new(listing))))
     }
+
+    /// No native search: the tools search through `list-dir` and `stream-text`.
+    fn search(
+        _: api::TargetBorrow<'_>,
+        _: wit::SearchQuery,
+    ) -> Result<Option<String>, wit::FsError> {
+        Ok(None)
+    }
 }
 
 impl api::GuestTarget for Target {

@@ -20,8 +20,8 @@ use cap_std::fs::{Dir, File, Metadata, MetadataExt, OpenOptions, OpenOptionsExt}
 use dsh_fs_core::seam::StreamText;
 use dsh_fs_core::text::{ContentHasher, content_hash};
 use dsh_fs_core::{
-    EditOutcome, EditRequest, EntryKind, ErrorCode, FsError, FsInfo, TextContent, Version,
-    WriteIntent, WriteOperation, WriteOutcome, text,
+    EditOutcome, EditRequest, EntryKind, ErrorCode, FsError, FsInfo, SearchQuery, TextContent,
+    Version, WriteIntent, WriteOperation, WriteOutcome, text,
 };
 use rustix::fs::OFlags;
 use rustix::io::Errno;
@@ -268,6 +268,22 @@ impl Provider for LocalProvider {
     fn list_dir(&self, target: &Target) -> Result<Box<dyn Listing>, FsError> {
         let listing = list::list(&self.dir, target.key(), target.display_path())?;
         Ok(Box::new(listing))
+    }
+
+    /// The parallel walk and search of [`crate::search`], from the path the
+    /// model gave (a link on the way is refused as the portable walk refuses it).
+    fn search(&self, target: &Target, query: &SearchQuery) -> Result<Option<String>, FsError> {
+        let shown = target.display_path();
+        let at = if shown == "." { "" } else { shown };
+        let budget = dsh_fs_search::Budget::default();
+        let root = self.root();
+        match query {
+            SearchQuery::Glob(pattern) => crate::search::glob(root, at, pattern, &budget),
+            SearchQuery::Grep { pattern, include } => {
+                crate::search::grep(root, at, pattern, include.as_deref(), &budget)
+            }
+        }
+        .map(Some)
     }
 }
 
