@@ -231,8 +231,14 @@ impl Diagnoser {
         self.ends_nl = text.ends_with('\n');
         let mut rest = text;
         while let Some(at) = memchr::memchr(b'\n', rest.as_bytes()) {
-            self.take(&rest[..at]);
-            self.end_line();
+            let line = &rest[..at];
+            if !self.open && line.len() <= LINE_CAP {
+                // Whole in this chunk and short enough: no copy.
+                self.close(line);
+            } else {
+                self.take(line);
+                self.end_line();
+            }
             rest = &rest[at + 1..];
         }
         self.take(rest);
@@ -255,14 +261,22 @@ impl Diagnoser {
         }
     }
 
+    /// Ends the line assembled by [`Diagnoser::take`].
     fn end_line(&mut self) {
+        let mut line = std::mem::take(&mut self.line);
+        self.close(&line);
+        line.clear();
+        self.line = line;
+    }
+
+    /// Scores the line `line` (at most [`LINE_CAP`] bytes) and moves to the next.
+    fn close(&mut self, line: &str) {
         let no = self.line_no;
-        self.features.of(&self.line, Some(&self.loose_ends));
-        self.ring.push(no, &self.line);
+        self.features.of(line, Some(&self.loose_ends));
+        self.ring.push(no, line);
         for v in &mut self.variants {
             v.matcher.on_line(no, &self.features, &self.ring);
         }
-        self.line.clear();
         self.line_no += 1;
         self.open = false;
     }

@@ -87,21 +87,48 @@ pub(super) type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
 /// The hash of a word or a loose form: eight bytes at a time, each step
 /// bijective, so distinct texts of up to eight bytes never collide.
 pub(super) fn hash(bytes: &[u8]) -> u64 {
-    let mut h = bytes.len() as u64;
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        h = mix(h ^ u64::from_le_bytes(c.try_into().unwrap_or_default()));
+    hash_in(bytes, 0, bytes.len())
+}
+
+/// [`hash`] of `bytes[s..e]`, reading the last partial eight bytes as one
+/// word from around them (a copy of a variable length would call memcpy, a
+/// loop per byte costs the component an interruption check per byte).
+pub(super) fn hash_in(bytes: &[u8], s: usize, e: usize) -> u64 {
+    let mut h = (e - s) as u64;
+    let mut at = s;
+    while at + 8 <= e {
+        h = mix(h ^ word_at(bytes, at));
+        at += 8;
     }
-    let rest = chunks.remainder();
-    if !rest.is_empty() || bytes.is_empty() {
-        // Byte by byte: a copy of a variable length would call memcpy.
-        let w = rest
-            .iter()
-            .rev()
-            .fold(0u64, |w, &b| (w << 8) | u64::from(b));
-        h = mix(h ^ w);
+    if at < e || s == e {
+        h = mix(h ^ tail(bytes, at, e));
     }
     h
+}
+
+/// Eight bytes of `bytes` from `at`, little-endian.
+fn word_at(bytes: &[u8], at: usize) -> u64 {
+    bytes
+        .get(at..at + 8)
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, u64::from_le_bytes)
+}
+
+/// `bytes[at..e]` (fewer than eight bytes) as a little-endian word, zeros above.
+fn tail(bytes: &[u8], at: usize, e: usize) -> u64 {
+    let n = e - at;
+    if n == 0 {
+        0
+    } else if e >= 8 {
+        word_at(bytes, e - 8) >> (8 * (8 - n))
+    } else if at + 8 <= bytes.len() {
+        word_at(bytes, at) & ((1u64 << (8 * n)) - 1)
+    } else {
+        bytes[at..e]
+            .iter()
+            .rev()
+            .fold(0u64, |w, &b| (w << 8) | u64::from(b))
+    }
 }
 
 fn mix(x: u64) -> u64 {
@@ -149,23 +176,13 @@ pub(super) fn ascii_words(bytes: &[u8], mut each: impl FnMut(usize, usize)) {
             }
         }
     };
-    let mut chunks = bytes.chunks_exact(8);
     let mut at = 0;
-    for c in &mut chunks {
-        block(
-            at,
-            u64::from_le_bytes(c.try_into().unwrap_or_default()),
-            &mut start,
-        );
+    while at + 8 <= bytes.len() {
+        block(at, word_at(bytes, at), &mut start);
         at += 8;
     }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let x = rest
-            .iter()
-            .rev()
-            .fold(0u64, |w, &b| (w << 8) | u64::from(b));
-        block(at, x, &mut start);
+    if at < bytes.len() {
+        block(at, tail(bytes, at, bytes.len()), &mut start);
     }
     if let Some(s) = start {
         each(s, bytes.len());
@@ -210,15 +227,19 @@ impl LooseEnds {
         let Some(a) = line.iter().position(|&b| !is_space(b)) else {
             return true;
         };
+        if !self.first[usize::from(line[a])] {
+            return false;
+        }
         let z = line.iter().rposition(|&b| !is_space(b)).unwrap_or(a);
-        self.first[usize::from(line[a])] && self.last[usize::from(line[z])]
+        self.last[usize::from(line[z])]
     }
 }
 
 /// What a line is compared by: its words, and its loose form.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Features {
-    /// Hashes of its words (runs of letters, digits and `_`), sorted, distinct.
+    /// Hashes of its words (runs of letters, digits and `_`), distinct: in
+    /// the order of the line as the scan makes them, sorted by [`Features::full`].
     pub(super) tokens: Vec<u64>,
     /// The line with whitespace collapsed and trimmed, typographic quotes,
     /// dashes and ellipses folded to ASCII, invisible characters dropped.
@@ -234,9 +255,18 @@ impl Features {
         self.tokens.clear();
         self.loose.clear();
         let bytes = line.as_bytes();
+        let tokens = &mut self.tokens;
+        // Bits of the hashes seen, so most words need no search for a twin.
+        let mut seen = 0u64;
+        let mut distinct = |h: u64| {
+            let bit = 1u64 << (h >> 58);
+            if seen & bit == 0 || !tokens.contains(&h) {
+                seen |= bit;
+                tokens.push(h);
+            }
+        };
         if line.is_ascii() {
-            let tokens = &mut self.tokens;
-            ascii_words(bytes, |s, e| tokens.push(hash(&bytes[s..e])));
+            ascii_words(bytes, |s, e| distinct(hash_in(bytes, s, e)));
             if ends.is_some_and(|e| !e.admits(bytes)) {
                 self.loose_hash = None;
             } else {
@@ -264,27 +294,26 @@ impl Features {
                 match (is_word(c), start) {
                     (true, None) => start = Some(i),
                     (false, Some(s)) => {
-                        self.tokens.push(hash(&bytes[s..i]));
+                        distinct(hash_in(bytes, s, i));
                         start = None;
                     }
                     _ => {}
                 }
             }
             if let Some(s) = start {
-                self.tokens.push(hash(&bytes[s..]));
+                distinct(hash_in(bytes, s, bytes.len()));
             }
             let loose = &mut self.loose;
             loosen(line, |piece| loose.push_str(piece));
             self.loose_hash = Some(hash(self.loose.as_bytes()));
         }
-        self.tokens.sort_unstable();
-        self.tokens.dedup();
     }
 
-    /// [`Features::of`] with the loose form always made.
+    /// [`Features::of`] with the loose form always made and the tokens sorted.
     pub(super) fn full(line: &str) -> Self {
         let mut f = Features::default();
         f.of(line, None);
+        f.tokens.sort_unstable();
         f
     }
 }

@@ -1,6 +1,6 @@
 //! The diagnosis on small texts, whole and chunked.
 
-use super::scan::{LooseEnds, ascii_words, hash, is_word, loosen};
+use super::scan::{LooseEnds, ascii_words, hash, hash_in, is_word, loosen};
 use super::*;
 
 fn diagnose(file: &str, old: &str, new: &str) -> Diagnosis {
@@ -238,6 +238,7 @@ fn the_ascii_fast_path_loosens_like_the_general_one() {
         let mut g = Features::default();
         g.of(line, Some(&ends));
         assert_eq!(g.loose_hash, f.loose_hash, "{line:?}");
+        g.tokens.sort_unstable();
         assert_eq!(g.tokens, f.tokens, "{line:?}");
     }
 }
@@ -328,5 +329,53 @@ fn ascii_words_split_like_chars() {
             .filter(|w| !w.is_empty())
             .collect();
         assert_eq!(got, want, "{line:?}");
+    }
+}
+
+#[test]
+fn hashes_read_the_same_anywhere_in_a_text() {
+    // Eight bytes at a time, the last ones as a little-endian word.
+    let reference = |bytes: &[u8]| {
+        let mix = |x: u64| {
+            let x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            x ^ (x >> 29)
+        };
+        let mut h = bytes.len() as u64;
+        let mut chunks = bytes.chunks(8).peekable();
+        if chunks.peek().is_none() {
+            return mix(h);
+        }
+        for c in chunks {
+            let w = c.iter().rev().fold(0u64, |w, &b| (w << 8) | u64::from(b));
+            h = mix(h ^ w);
+        }
+        h
+    };
+    let text: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37) ^ 0x5a).collect();
+    for s in 0..text.len() {
+        for e in s..=text.len() {
+            assert_eq!(hash_in(&text, s, e), reference(&text[s..e]), "{s}..{e}");
+            assert_eq!(hash(&text[s..e]), reference(&text[s..e]), "{s}..{e}");
+        }
+    }
+}
+
+#[test]
+fn the_scan_finds_the_words_of_the_full_features() {
+    for line in [
+        "line 12 of a generated text file, padded to eighty bytes          ",
+        "a a a b a_b ab ba abcdefghij abcdefghij abcdefghi x",
+        "naïve café, naïve CAFÉ — ‘quoted’ déjà_vu",
+        "self.items.iter().map(|item| item.price * item.count).sum::<u64>()",
+    ] {
+        let mut f = Features::default();
+        f.of(line, Some(&LooseEnds::default()));
+        let mut scanned = f.tokens.clone();
+        scanned.sort_unstable();
+        let full = Features::full(line).tokens;
+        let mut want = full.clone();
+        want.dedup();
+        assert_eq!(full, want, "{line:?}: distinct");
+        assert_eq!(scanned, full, "{line:?}");
     }
 }
