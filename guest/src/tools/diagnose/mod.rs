@@ -14,6 +14,7 @@
 
 mod candidates;
 mod difference;
+mod lines;
 mod pasted;
 mod render;
 mod scan;
@@ -22,6 +23,7 @@ mod tests;
 
 use candidates::Matcher;
 use difference::Report;
+use lines::Lines;
 pub use pasted::numbered_like_read;
 use pasted::{Pasted, decode_escapes, pasted_prefixes, split_lines, strip_prefixes};
 use render::{compose, fix_phrase, lines_phrase, plural, range_phrase};
@@ -230,18 +232,29 @@ impl Diagnoser {
         }
         self.ends_nl = text.ends_with('\n');
         let mut rest = text;
-        while let Some(at) = memchr::memchr(b'\n', rest.as_bytes()) {
-            let line = &rest[..at];
-            if !self.open && line.len() <= LINE_CAP {
-                // Whole in this chunk and short enough: no copy.
-                self.close(line);
+        if self.open {
+            // The line the last chunk left open.
+            let Some(at) = memchr::memchr(b'\n', rest.as_bytes()) else {
+                self.take(rest);
+                return;
+            };
+            self.take(&rest[..at]);
+            self.end_line();
+            rest = &rest[at + 1..];
+        }
+        let mut lines = Lines::new(rest);
+        while let Some((line, scanned)) = lines.next(&mut self.features, &self.loose_ends) {
+            if scanned {
+                self.score(line);
+            } else if line.len() <= LINE_CAP {
+                self.features.of(line, Some(&self.loose_ends));
+                self.score(line);
             } else {
                 self.take(line);
                 self.end_line();
             }
-            rest = &rest[at + 1..];
         }
-        self.take(rest);
+        self.take(lines.rest());
     }
 
     fn take(&mut self, piece: &str) {
@@ -264,15 +277,16 @@ impl Diagnoser {
     /// Ends the line assembled by [`Diagnoser::take`].
     fn end_line(&mut self) {
         let mut line = std::mem::take(&mut self.line);
-        self.close(&line);
+        self.features.of(&line, Some(&self.loose_ends));
+        self.score(&line);
         line.clear();
         self.line = line;
     }
 
-    /// Scores the line `line` (at most [`LINE_CAP`] bytes) and moves to the next.
-    fn close(&mut self, line: &str) {
+    /// Scores line `line` (at most [`LINE_CAP`] bytes), whose features are
+    /// in `self.features`, and moves to the next.
+    fn score(&mut self, line: &str) {
         let no = self.line_no;
-        self.features.of(line, Some(&self.loose_ends));
         self.ring.push(no, line);
         for v in &mut self.variants {
             v.matcher.on_line(no, &self.features, &self.ring);

@@ -93,6 +93,7 @@ pub(super) fn hash(bytes: &[u8]) -> u64 {
 /// [`hash`] of `bytes[s..e]`, reading the last partial eight bytes as one
 /// word from around them (a copy of a variable length would call memcpy, a
 /// loop per byte costs the component an interruption check per byte).
+#[inline]
 pub(super) fn hash_in(bytes: &[u8], s: usize, e: usize) -> u64 {
     let mut h = (e - s) as u64;
     let mut at = s;
@@ -107,7 +108,8 @@ pub(super) fn hash_in(bytes: &[u8], s: usize, e: usize) -> u64 {
 }
 
 /// Eight bytes of `bytes` from `at`, little-endian.
-fn word_at(bytes: &[u8], at: usize) -> u64 {
+#[inline]
+pub(super) fn word_at(bytes: &[u8], at: usize) -> u64 {
     bytes
         .get(at..at + 8)
         .and_then(|b| b.try_into().ok())
@@ -115,6 +117,7 @@ fn word_at(bytes: &[u8], at: usize) -> u64 {
 }
 
 /// `bytes[at..e]` (fewer than eight bytes) as a little-endian word, zeros above.
+#[inline]
 fn tail(bytes: &[u8], at: usize, e: usize) -> u64 {
     let n = e - at;
     if n == 0 {
@@ -131,6 +134,7 @@ fn tail(bytes: &[u8], at: usize, e: usize) -> u64 {
     }
 }
 
+#[inline]
 fn mix(x: u64) -> u64 {
     let x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
     x ^ (x >> 29)
@@ -140,8 +144,8 @@ pub(super) fn is_word(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGH: u64 = 0x8080_8080_8080_8080;
+pub(super) const ONES: u64 = 0x0101_0101_0101_0101;
+pub(super) const HIGH: u64 = 0x8080_8080_8080_8080;
 
 /// `0x80` in each byte of `x` (eight ASCII bytes) that lies in `lo..=hi`.
 fn in_range(x: u64, lo: u8, hi: u8) -> u64 {
@@ -151,7 +155,7 @@ fn in_range(x: u64, lo: u8, hi: u8) -> u64 {
 }
 
 /// `0x80` in each byte of `x` (eight ASCII bytes) that is part of a word.
-fn word_bytes(x: u64) -> u64 {
+pub(super) fn word_bytes(x: u64) -> u64 {
     let under = x ^ (ONES * u64::from(b'_'));
     let is_under = !(((under & !HIGH) + !HIGH) | under) & HIGH;
     in_range(x, b'0', b'9') | in_range(x | (ONES * 0x20), b'a', b'z') | is_under
@@ -246,62 +250,96 @@ pub(super) struct Features {
     pub(super) loose: String,
     /// The hash of `loose`; `None` when the scan saw that it cannot match.
     pub(super) loose_hash: Option<u64>,
+    /// Bits of the token hashes added, so most words need no search for a twin.
+    seen: u64,
+    /// `tokens` may hold twins (too many to search): sort and dedup them.
+    twins: bool,
 }
 
+/// Tokens searched for a twin; a longer line is deduplicated by sorting.
+const SEARCHED: usize = 32;
+
 impl Features {
+    /// Forgets the last line.
+    pub(super) fn clear(&mut self) {
+        self.tokens.clear();
+        self.loose.clear();
+        self.loose_hash = None;
+        self.seen = 0;
+        self.twins = false;
+    }
+
+    /// Adds the hash of a word, unless the line already has it.
+    #[inline]
+    pub(super) fn token(&mut self, h: u64) {
+        let bit = 1u64 << (h >> 58);
+        if self.seen & bit != 0 {
+            if self.tokens.len() > SEARCHED {
+                self.twins = true;
+            } else if self.tokens.contains(&h) {
+                return;
+            }
+        }
+        self.seen |= bit;
+        self.tokens.push(h);
+    }
+
+    /// Ends an ASCII line `bytes` whose words were added: drops the twins
+    /// left, and makes the loose form unless `ends` rules out a match.
+    pub(super) fn end_ascii(&mut self, bytes: &[u8], ends: Option<&LooseEnds>) {
+        if std::mem::take(&mut self.twins) {
+            self.tokens.sort_unstable();
+            self.tokens.dedup();
+        }
+        if ends.is_some_and(|e| !e.admits(bytes)) {
+            self.loose_hash = None;
+            return;
+        }
+        // ASCII folds nothing but whitespace runs and dash runs.
+        let (mut space, mut dash) = (false, false);
+        for &b in bytes {
+            if is_space(b) {
+                space = true;
+                continue;
+            }
+            if b == b'-' && dash && !space {
+                continue;
+            }
+            if std::mem::take(&mut space) && !self.loose.is_empty() {
+                self.loose.push(' ');
+            }
+            self.loose.push(char::from(b));
+            dash = b == b'-';
+        }
+        self.loose_hash = Some(hash(self.loose.as_bytes()));
+    }
+
     /// Words and, unless `ends` rules out a match, the loose form's hash:
     /// what the scan needs of every line.
     pub(super) fn of(&mut self, line: &str, ends: Option<&LooseEnds>) {
-        self.tokens.clear();
-        self.loose.clear();
+        self.clear();
         let bytes = line.as_bytes();
-        let tokens = &mut self.tokens;
-        // Bits of the hashes seen, so most words need no search for a twin.
-        let mut seen = 0u64;
-        let mut distinct = |h: u64| {
-            let bit = 1u64 << (h >> 58);
-            if seen & bit == 0 || !tokens.contains(&h) {
-                seen |= bit;
-                tokens.push(h);
-            }
-        };
         if line.is_ascii() {
-            ascii_words(bytes, |s, e| distinct(hash_in(bytes, s, e)));
-            if ends.is_some_and(|e| !e.admits(bytes)) {
-                self.loose_hash = None;
-            } else {
-                // ASCII folds nothing but whitespace runs and dash runs.
-                let (mut space, mut dash) = (false, false);
-                for &b in bytes {
-                    if is_space(b) {
-                        space = true;
-                        continue;
-                    }
-                    if b == b'-' && dash && !space {
-                        continue;
-                    }
-                    if std::mem::take(&mut space) && !self.loose.is_empty() {
-                        self.loose.push(' ');
-                    }
-                    self.loose.push(char::from(b));
-                    dash = b == b'-';
-                }
-                self.loose_hash = Some(hash(self.loose.as_bytes()));
-            }
+            ascii_words(bytes, |s, e| self.token(hash_in(bytes, s, e)));
+            self.end_ascii(bytes, ends);
         } else {
             let mut start = None;
             for (i, c) in line.char_indices() {
                 match (is_word(c), start) {
                     (true, None) => start = Some(i),
                     (false, Some(s)) => {
-                        distinct(hash_in(bytes, s, i));
+                        self.token(hash_in(bytes, s, i));
                         start = None;
                     }
                     _ => {}
                 }
             }
             if let Some(s) = start {
-                distinct(hash_in(bytes, s, bytes.len()));
+                self.token(hash_in(bytes, s, bytes.len()));
+            }
+            if std::mem::take(&mut self.twins) {
+                self.tokens.sort_unstable();
+                self.tokens.dedup();
             }
             let loose = &mut self.loose;
             loosen(line, |piece| loose.push_str(piece));

@@ -379,3 +379,56 @@ fn the_scan_finds_the_words_of_the_full_features() {
         assert_eq!(scanned, full, "{line:?}");
     }
 }
+
+#[test]
+fn lines_of_a_chunk_have_the_features_of_each_line() {
+    const ALPHABET: &[&str] = &[
+        "a", "Zz", "_", "9", " ", "\t", "\n", "-", "--", ";", "é", "’", "x_1", "@", "[", "`", "{",
+    ];
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let mut ends = LooseEnds::default();
+    for loose in ["a b", "Zz", "x_1 -", "; a", "@ -"] {
+        ends.add(loose);
+    }
+    let mut texts: Vec<String> = (0..400)
+        .map(|_| {
+            let len = next(300);
+            (0..len).map(|_| ALPHABET[next(ALPHABET.len())]).collect()
+        })
+        .collect();
+    let long = "word ".repeat(LINE_CAP / 5 + 1);
+    texts.push(format!("{long}\n{long}abc def\nend"));
+    texts.push(format!("{}\nx\n", &long[..LINE_CAP - 1]));
+    texts.push(format!("{}\nx\n", "é".repeat(LINE_CAP)));
+    for text in &texts {
+        let mut f = Features::default();
+        let mut lines = lines::Lines::new(text);
+        let mut seen = vec![];
+        while let Some((line, scanned)) = lines.next(&mut f, &ends) {
+            seen.push(line);
+            let mut want = Features::default();
+            want.of(line, Some(&ends));
+            let usable = line.is_ascii() && line.len() <= LINE_CAP;
+            assert_eq!(scanned, usable, "{line:?}");
+            if scanned {
+                let (mut got, mut want_tokens) = (f.tokens.clone(), want.tokens.clone());
+                got.sort_unstable();
+                want_tokens.sort_unstable();
+                assert_eq!(got, want_tokens, "{line:?}");
+                assert_eq!(f.tokens.len(), want.tokens.len(), "{line:?}: distinct");
+                assert_eq!(f.loose_hash, want.loose_hash, "{line:?}");
+                assert_eq!(f.loose, want.loose, "{line:?}");
+            }
+        }
+        let rest = lines.rest();
+        let mut all: Vec<&str> = text.split('\n').collect();
+        assert_eq!(all.pop(), Some(rest));
+        assert_eq!(seen, all);
+    }
+}

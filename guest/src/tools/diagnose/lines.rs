@@ -1,0 +1,162 @@
+//! The scan's pass over a chunk: its lines, and the words of each ASCII line
+//! with their hashes, found 64 bytes at a time from bit masks (WebAssembly
+//! SIMD in the component), without a loop per line or per byte.
+
+use super::LINE_CAP;
+use super::scan::{Features, LooseEnds, hash_in};
+
+/// One bit per byte of a 64-byte block.
+#[derive(Clone, Copy, Debug, Default)]
+struct Masks {
+    /// Part of a word: an ASCII letter, digit or `_`.
+    word: u64,
+    /// A line feed.
+    newline: u64,
+    /// Not ASCII.
+    high: u64,
+}
+
+/// The masks of `block`.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+fn masks(block: &[u8; 64]) -> Masks {
+    use core::arch::wasm32::{
+        u8x16_bitmask, u8x16_eq, u8x16_le, u8x16_splat, u8x16_sub, u64x2, v128_or,
+    };
+    let mut m = Masks::default();
+    for (k, half) in block.chunks_exact(16).enumerate() {
+        let (lo, hi) = half.split_at(8);
+        let v = u64x2(
+            lo.try_into().map_or(0, u64::from_le_bytes),
+            hi.try_into().map_or(0, u64::from_le_bytes),
+        );
+        let lower = v128_or(v, u8x16_splat(0x20));
+        let alpha = u8x16_le(u8x16_sub(lower, u8x16_splat(b'a')), u8x16_splat(25));
+        let digit = u8x16_le(u8x16_sub(v, u8x16_splat(b'0')), u8x16_splat(9));
+        let under = u8x16_eq(v, u8x16_splat(b'_'));
+        let word = v128_or(v128_or(alpha, digit), under);
+        let shift = 16 * k;
+        m.word |= u64::from(u8x16_bitmask(word)) << shift;
+        m.newline |= u64::from(u8x16_bitmask(u8x16_eq(v, u8x16_splat(b'\n')))) << shift;
+        m.high |= u64::from(u8x16_bitmask(v)) << shift;
+    }
+    m
+}
+
+/// The masks of `block`, eight bytes at a time.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+fn masks(block: &[u8; 64]) -> Masks {
+    use super::scan::{HIGH, ONES, word_at, word_bytes};
+    // `0x80` in byte `i` becomes bit `i`.
+    let gather = |x: u64| (x >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56;
+    let mut m = Masks::default();
+    for k in 0..8 {
+        let x = word_at(block, 8 * k);
+        let high = x & HIGH;
+        // Bytes without their high bit: no carry crosses a byte below.
+        let low = x & !HIGH;
+        let nl = low ^ (ONES * u64::from(b'\n'));
+        let newline = !(((nl & !HIGH) + !HIGH) | nl) & HIGH & !high;
+        let shift = 8 * k;
+        m.word |= gather(word_bytes(low) & !high) << shift;
+        m.newline |= gather(newline) << shift;
+        m.high |= gather(high) << shift;
+    }
+    m
+}
+
+/// The lines of a chunk, each with the features of an ASCII line of at
+/// most [`LINE_CAP`] bytes.
+pub(super) struct Lines<'a> {
+    text: &'a str,
+    /// Start of the next block.
+    next: usize,
+    /// Start of the current block.
+    at: usize,
+    masks: Masks,
+    /// Bytes of the current block where a word starts or ends.
+    flips: u64,
+    /// Bytes of the current block not yet looked at that mean something.
+    events: u64,
+    /// The last byte of the previous block is part of a word.
+    in_word: bool,
+    /// Start of the word being read.
+    word: usize,
+    /// Start of the line being read.
+    line: usize,
+    /// The line being read is ASCII so far.
+    ascii: bool,
+}
+
+impl<'a> Lines<'a> {
+    pub(super) fn new(text: &'a str) -> Self {
+        Lines {
+            text,
+            next: 0,
+            at: 0,
+            masks: Masks::default(),
+            flips: 0,
+            events: 0,
+            in_word: false,
+            word: 0,
+            line: 0,
+            ascii: true,
+        }
+    }
+
+    /// The next line (without its line feed), and whether `f` holds its
+    /// features (made with `ends` as [`Features::of`] makes them); `None`
+    /// once only text without a line feed is left.
+    #[inline]
+    pub(super) fn next(&mut self, f: &mut Features, ends: &LooseEnds) -> Option<(&'a str, bool)> {
+        f.clear();
+        let bytes = self.text.as_bytes();
+        loop {
+            while self.events != 0 {
+                let bit = self.events & self.events.wrapping_neg();
+                self.events ^= bit;
+                let p = self.at + bit.trailing_zeros() as usize;
+                if self.flips & bit != 0 {
+                    if self.masks.word & bit != 0 {
+                        self.word = p;
+                    } else if p - self.line <= LINE_CAP {
+                        f.token(hash_in(bytes, self.word, p));
+                    }
+                }
+                if self.masks.high & bit != 0 {
+                    self.ascii = false;
+                }
+                if self.masks.newline & bit != 0 {
+                    let start = std::mem::replace(&mut self.line, p + 1);
+                    let scanned = std::mem::replace(&mut self.ascii, true) && p - start <= LINE_CAP;
+                    if scanned {
+                        f.end_ascii(&bytes[start..p], Some(ends));
+                    }
+                    return Some((&self.text[start..p], scanned));
+                }
+            }
+            if self.next >= bytes.len() {
+                return None;
+            }
+            self.at = self.next;
+            self.next += 64;
+            let mut padded = [0u8; 64];
+            let block: &[u8; 64] = match bytes.get(self.at..self.next) {
+                Some(b) => b.try_into().unwrap_or(&padded),
+                None => {
+                    padded[..bytes.len() - self.at].copy_from_slice(&bytes[self.at..]);
+                    &padded
+                }
+            };
+            self.masks = masks(block);
+            let word = self.masks.word;
+            self.flips = word ^ ((word << 1) | u64::from(self.in_word));
+            self.in_word = word >> 63 != 0;
+            self.events = self.flips | self.masks.newline | self.masks.high;
+        }
+    }
+
+    /// The text after the last line feed.
+    pub(super) fn rest(&self) -> &'a str {
+        &self.text[self.line..]
+    }
+}
