@@ -356,25 +356,57 @@ impl Features {
     }
 }
 
-/// A set of token hashes that answers "surely not" cheaply.
+/// Old lines by the hashes of their words: an open-addressed table on the
+/// hashes' top bits, so a word of no old line costs one probe or two.
 #[derive(Debug)]
-pub(super) struct Bloom([u64; 64]);
-
-impl Default for Bloom {
-    fn default() -> Self {
-        Bloom([0; 64])
-    }
+pub(super) struct TokenIndex {
+    /// `(hash, start, end)` of each key's range in `lines`; `end == 0` marks
+    /// an empty slot.
+    slots: Vec<(u64, u32, u32)>,
+    /// `64 - log2(slots.len())`.
+    shift: u32,
+    lines: Vec<u16>,
 }
 
-impl Bloom {
-    pub(super) fn insert(&mut self, h: u64) {
-        let b = (h >> 52) as usize;
-        self.0[b >> 6] |= 1 << (b & 63);
+impl TokenIndex {
+    pub(super) fn new(by_token: &IdMap<Vec<u16>>) -> Self {
+        let size = (2 * by_token.len()).next_power_of_two().max(16);
+        let mut index = TokenIndex {
+            slots: vec![(0, 0, 0); size],
+            shift: 64 - size.trailing_zeros(),
+            lines: Vec::new(),
+        };
+        for (&h, ms) in by_token {
+            let start = index.lines.len() as u32;
+            index.lines.extend_from_slice(ms);
+            let mut i = index.slot(h);
+            while index.slots[i].2 != 0 {
+                i = (i + 1) & (size - 1);
+            }
+            index.slots[i] = (h, start, index.lines.len() as u32);
+        }
+        index
     }
 
-    pub(super) fn may_hold(&self, h: u64) -> bool {
-        let b = (h >> 52) as usize;
-        self.0[b >> 6] & (1 << (b & 63)) != 0
+    fn slot(&self, h: u64) -> usize {
+        (h >> self.shift) as usize
+    }
+
+    /// The old lines with the word whose hash is `h`, in order.
+    #[inline]
+    pub(super) fn get(&self, h: u64) -> &[u16] {
+        let mask = self.slots.len() - 1;
+        let mut i = self.slot(h);
+        loop {
+            let (key, start, end) = self.slots[i];
+            if end == 0 {
+                return &[];
+            }
+            if key == h {
+                return &self.lines[start as usize..end as usize];
+            }
+            i = (i + 1) & mask;
+        }
     }
 }
 
