@@ -72,11 +72,13 @@ pub(super) struct Lines<'a> {
     next: usize,
     /// Start of the current block.
     at: usize,
-    masks: Masks,
-    /// Bytes of the current block where a word starts or ends.
-    flips: u64,
-    /// Bytes of the current block not yet looked at that mean something.
-    events: u64,
+    /// Bytes of the current block not yet looked at where a word starts,
+    /// where one ended (the byte after it), that are line feeds, that are
+    /// not ASCII.
+    starts: u64,
+    ends: u64,
+    newlines: u64,
+    high: u64,
     /// The last byte of the previous block is part of a word.
     in_word: bool,
     /// Start of the word being read.
@@ -93,9 +95,10 @@ impl<'a> Lines<'a> {
             text,
             next: 0,
             at: 0,
-            masks: Masks::default(),
-            flips: 0,
-            events: 0,
+            starts: 0,
+            ends: 0,
+            newlines: 0,
+            high: 0,
             in_word: false,
             word: 0,
             line: 0,
@@ -111,28 +114,47 @@ impl<'a> Lines<'a> {
         f.clear();
         let bytes = self.text.as_bytes();
         loop {
-            while self.events != 0 {
-                let bit = self.events & self.events.wrapping_neg();
-                self.events ^= bit;
-                let p = self.at + bit.trailing_zeros() as usize;
-                if self.flips & bit != 0 {
-                    if self.masks.word & bit != 0 {
-                        self.word = p;
-                    } else if p - self.line <= LINE_CAP {
-                        f.token(hash_in(bytes, self.word, p));
-                    }
+            // The block's next line feed, and its bytes up to that one.
+            let nl = self.newlines & self.newlines.wrapping_neg();
+            let upto = if nl == 0 {
+                u64::MAX
+            } else {
+                (nl << 1).wrapping_sub(1)
+            };
+            let mut words = self.ends & upto;
+            self.ends &= !upto;
+            while words != 0 {
+                let end = words & words.wrapping_neg();
+                words ^= end;
+                // Starts and ends alternate: a start before this end is its
+                // word's, else the word began in an earlier block.
+                let start = self.starts & self.starts.wrapping_neg();
+                if start != 0 && start < end {
+                    self.starts ^= start;
+                    self.word = self.at + start.trailing_zeros() as usize;
                 }
-                if self.masks.high & bit != 0 {
-                    self.ascii = false;
+                let e = self.at + end.trailing_zeros() as usize;
+                if e - self.line <= LINE_CAP {
+                    f.token(hash_in(bytes, self.word, e));
                 }
-                if self.masks.newline & bit != 0 {
-                    let start = std::mem::replace(&mut self.line, p + 1);
-                    let scanned = std::mem::replace(&mut self.ascii, true) && p - start <= LINE_CAP;
-                    if scanned {
-                        f.end_ascii(&bytes[start..p], Some(ends));
-                    }
-                    return Some((&self.text[start..p], scanned));
+            }
+            if self.high & upto != 0 {
+                self.ascii = false;
+            }
+            self.high &= !upto;
+            if nl != 0 {
+                self.newlines ^= nl;
+                let p = self.at + nl.trailing_zeros() as usize;
+                let start = std::mem::replace(&mut self.line, p + 1);
+                let scanned = std::mem::replace(&mut self.ascii, true) && p - start <= LINE_CAP;
+                if scanned {
+                    f.end_ascii(&bytes[start..p], Some(ends));
                 }
+                return Some((&self.text[start..p], scanned));
+            }
+            if self.starts != 0 {
+                // A word runs into the next block.
+                self.word = self.at + self.starts.trailing_zeros() as usize;
             }
             if self.next >= bytes.len() {
                 return None;
@@ -147,11 +169,13 @@ impl<'a> Lines<'a> {
                     &padded
                 }
             };
-            self.masks = masks(block);
-            let word = self.masks.word;
-            self.flips = word ^ ((word << 1) | u64::from(self.in_word));
-            self.in_word = word >> 63 != 0;
-            self.events = self.flips | self.masks.newline | self.masks.high;
+            let m = masks(block);
+            let before = (m.word << 1) | u64::from(self.in_word);
+            self.starts = m.word & !before;
+            self.ends = !m.word & before;
+            self.in_word = m.word >> 63 != 0;
+            self.newlines = m.newline;
+            self.high = m.high;
         }
     }
 
