@@ -3,7 +3,7 @@
 //! SIMD in the component), without a loop per line or per byte.
 
 use super::LINE_CAP;
-use super::scan::{Features, LooseEnds, hash_in};
+use super::scan::{Features, LooseEnds, word_hash};
 
 /// One bit per byte of a 64-byte block.
 #[derive(Clone, Copy, Debug, Default)]
@@ -135,7 +135,7 @@ impl<'a> Lines<'a> {
                 }
                 let e = self.at + end.trailing_zeros() as usize;
                 if e - self.line <= LINE_CAP {
-                    f.token(hash_in(bytes, self.word, e));
+                    f.token(word_hash(bytes, self.word, e));
                 }
             }
             if self.high & upto != 0 {

@@ -107,6 +107,21 @@ pub(super) fn hash_in(bytes: &[u8], s: usize, e: usize) -> u64 {
     h
 }
 
+/// [`hash_in`] of a word that has at most 16 bytes and at least eight bytes
+/// before its end, from a load or two around it.
+#[inline]
+pub(super) fn word_hash(bytes: &[u8], s: usize, e: usize) -> u64 {
+    let len = e - s;
+    if len > 16 || e < 8 || len == 0 {
+        return hash_in(bytes, s, e);
+    }
+    if len <= 8 {
+        return mix(len as u64 ^ (word_at(bytes, e - 8) >> (8 * (8 - len))));
+    }
+    let tail = word_at(bytes, e - 8) >> (8 * (16 - len));
+    mix(mix(len as u64 ^ word_at(bytes, s)) ^ tail)
+}
+
 /// Eight bytes of `bytes` from `at`, little-endian.
 #[inline]
 pub(super) fn word_at(bytes: &[u8], at: usize) -> u64 {

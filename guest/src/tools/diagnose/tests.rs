@@ -1,6 +1,6 @@
 //! The diagnosis on small texts, whole and chunked.
 
-use super::scan::{LooseEnds, ascii_words, hash, hash_in, is_word, loosen};
+use super::scan::{LooseEnds, ascii_words, hash, hash_in, is_word, loosen, word_hash};
 use super::*;
 
 fn diagnose(file: &str, old: &str, new: &str) -> Diagnosis {
@@ -356,6 +356,7 @@ fn hashes_read_the_same_anywhere_in_a_text() {
         for e in s..=text.len() {
             assert_eq!(hash_in(&text, s, e), reference(&text[s..e]), "{s}..{e}");
             assert_eq!(hash(&text[s..e]), reference(&text[s..e]), "{s}..{e}");
+            assert_eq!(word_hash(&text, s, e), reference(&text[s..e]), "{s}..{e}");
         }
     }
 }
@@ -404,6 +405,11 @@ fn lines_of_a_chunk_have_the_features_of_each_line() {
         .collect();
     let long = "word ".repeat(LINE_CAP / 5 + 1);
     texts.push(format!("{long}\n{long}abc def\nend"));
+    for extra in 0..70 {
+        // A line past the cap, then short lines in its last block.
+        let over = "ab ".repeat((LINE_CAP + 64 + extra) / 3);
+        texts.push(format!("{over}\nabc def\nx y\n"));
+    }
     texts.push(format!("{}\nx\n", &long[..LINE_CAP - 1]));
     texts.push(format!("{}\nx\n", "é".repeat(LINE_CAP)));
     for text in &texts {
