@@ -14,11 +14,13 @@ struct Masks {
     newline: u64,
     /// Not ASCII.
     high: u64,
+    /// The byte looked for ([`Lines::new`]).
+    rare: u64,
 }
 
 /// The masks of `block`.
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-fn masks(block: &[u8; 64]) -> Masks {
+fn masks(block: &[u8; 64], rare: u8) -> Masks {
     use core::arch::wasm32::{
         u8x16_bitmask, u8x16_eq, u8x16_le, u8x16_splat, u8x16_sub, u64x2, v128_or,
     };
@@ -38,13 +40,14 @@ fn masks(block: &[u8; 64]) -> Masks {
         m.word |= u64::from(u8x16_bitmask(word)) << shift;
         m.newline |= u64::from(u8x16_bitmask(u8x16_eq(v, u8x16_splat(b'\n')))) << shift;
         m.high |= u64::from(u8x16_bitmask(v)) << shift;
+        m.rare |= u64::from(u8x16_bitmask(u8x16_eq(v, u8x16_splat(rare)))) << shift;
     }
     m
 }
 
 /// The masks of `block`, eight bytes at a time.
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-fn masks(block: &[u8; 64]) -> Masks {
+fn masks(block: &[u8; 64], rare: u8) -> Masks {
     use super::scan::{HIGH, ONES, word_at, word_bytes};
     // `0x80` in byte `i` becomes bit `i`.
     let gather = |x: u64| (x >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56;
@@ -56,10 +59,14 @@ fn masks(block: &[u8; 64]) -> Masks {
         let low = x & !HIGH;
         let nl = low ^ (ONES * u64::from(b'\n'));
         let newline = !(((nl & !HIGH) + !HIGH) | nl) & HIGH & !high;
+        // Bytes equal to `rare`: zero bytes of the difference.
+        let d = x ^ (ONES * u64::from(rare));
+        let equal = !(((d & !HIGH) + !HIGH) | d) & HIGH;
         let shift = 8 * k;
         m.word |= gather(word_bytes(low) & !high) << shift;
         m.newline |= gather(newline) << shift;
         m.high |= gather(high) << shift;
+        m.rare |= gather(equal) << shift;
     }
     m
 }
@@ -87,10 +94,18 @@ pub(super) struct Lines<'a> {
     line: usize,
     /// The line being read is ASCII so far.
     ascii: bool,
+    /// The byte whose places are kept (see [`Lines::next`]).
+    rare: u8,
 }
 
+/// Places of the rare byte kept per chunk; past them a needle searches the
+/// chunk itself.
+pub(super) const RARE_PLACES: usize = 1 << 12;
+
 impl<'a> Lines<'a> {
-    pub(super) fn new(text: &'a str) -> Self {
+    /// The lines of `text`, keeping the places of the byte `rare` (none if
+    /// 0), so a needle need not search the text again.
+    pub(super) fn new(text: &'a str, rare: u8) -> Self {
         Lines {
             text,
             next: 0,
@@ -103,14 +118,22 @@ impl<'a> Lines<'a> {
             word: 0,
             line: 0,
             ascii: true,
+            rare,
         }
     }
 
     /// The next line (without its line feed), and whether `f` holds its
     /// features (made with `ends` as [`Features::of`] makes them); `None`
-    /// once only text without a line feed is left.
+    /// once only text without a line feed is left. Appends to `places` the
+    /// places of the rare byte in the blocks it reads, up to [`RARE_PLACES`]
+    /// and one more.
     #[inline]
-    pub(super) fn next(&mut self, f: &mut Features, ends: &LooseEnds) -> Option<(&'a str, bool)> {
+    pub(super) fn next(
+        &mut self,
+        f: &mut Features,
+        ends: &LooseEnds,
+        places: &mut Vec<usize>,
+    ) -> Option<(&'a str, bool)> {
         f.clear();
         let bytes = self.text.as_bytes();
         loop {
@@ -169,7 +192,14 @@ impl<'a> Lines<'a> {
                     &padded
                 }
             };
-            let m = masks(block);
+            let m = masks(block, self.rare);
+            if m.rare != 0 && self.rare != 0 {
+                let mut rare = m.rare;
+                while rare != 0 && places.len() <= RARE_PLACES {
+                    places.push(self.at + rare.trailing_zeros() as usize);
+                    rare &= rare - 1;
+                }
+            }
             let before = (m.word << 1) | u64::from(self.in_word);
             self.starts = m.word & !before;
             self.ends = !m.word & before;

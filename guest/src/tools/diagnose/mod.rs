@@ -23,7 +23,7 @@ mod tests;
 
 use candidates::Matcher;
 use difference::Report;
-use lines::Lines;
+use lines::{Lines, RARE_PLACES};
 pub use pasted::numbered_like_read;
 use pasted::{Pasted, decode_escapes, pasted_prefixes, split_lines, strip_prefixes};
 use render::{compose, fix_phrase, lines_phrase, plural, range_phrase};
@@ -113,6 +113,8 @@ pub struct Diagnoser {
     ends_nl: bool,
     ring: Ring,
     features: Features,
+    /// Places of the applied needle's rare byte in the chunk being fed.
+    places: Vec<usize>,
     /// The ends of every reading's loose lines.
     loose_ends: LooseEnds,
     /// Lines in `old_string` as given.
@@ -186,6 +188,7 @@ impl Diagnoser {
             ends_nl: false,
             ring: Ring::new(ring),
             features: Features::default(),
+            places: Vec::new(),
             loose_ends,
             old_lines: lines.len(),
         }
@@ -224,26 +227,35 @@ impl Diagnoser {
             return;
         }
         self.bare_cr += memchr::memchr_iter(b'\r', text.as_bytes()).count() as u64;
-        for needle in [&mut self.applied, &mut self.cr_lines]
-            .into_iter()
-            .flatten()
-        {
-            needle.feed(text.as_bytes(), self.line_no);
-        }
+        let first = self.line_no;
         self.ends_nl = text.ends_with('\n');
         let mut rest = text;
         if self.open {
             // The line the last chunk left open.
-            let Some(at) = memchr::memchr(b'\n', rest.as_bytes()) else {
-                self.take(rest);
-                return;
-            };
-            self.take(&rest[..at]);
-            self.end_line();
-            rest = &rest[at + 1..];
+            match memchr::memchr(b'\n', rest.as_bytes()) {
+                Some(at) => {
+                    self.take(&rest[..at]);
+                    self.end_line();
+                    rest = &rest[at + 1..];
+                }
+                None => {
+                    self.take(rest);
+                    rest = "";
+                }
+            }
         }
-        let mut lines = Lines::new(rest);
-        while let Some((line, scanned)) = lines.next(&mut self.features, &self.loose_ends) {
+        // The scan keeps the places of the applied needle's rare byte.
+        let rare = self
+            .applied
+            .as_ref()
+            .filter(|n| n.found.is_none())
+            .map_or(0, |n| n.rare);
+        let mut lines = Lines::new(rest, rare);
+        let mut places = std::mem::take(&mut self.places);
+        places.clear();
+        while let Some((line, scanned)) =
+            lines.next(&mut self.features, &self.loose_ends, &mut places)
+        {
             if scanned {
                 self.score(line);
             } else if line.len() <= LINE_CAP {
@@ -255,6 +267,19 @@ impl Diagnoser {
             }
         }
         self.take(lines.rest());
+        // Places relative to `text`, all of them kept.
+        let skip = text.len() - rest.len();
+        let kept = (rare != 0 && places.len() <= RARE_PLACES).then(|| {
+            places.iter_mut().for_each(|at| *at += skip);
+            (skip, &places[..])
+        });
+        if let Some(needle) = &mut self.applied {
+            needle.feed(text.as_bytes(), first, self.line_no, kept);
+        }
+        if let Some(needle) = &mut self.cr_lines {
+            needle.feed(text.as_bytes(), first, self.line_no, None);
+        }
+        self.places = places;
     }
 
     fn take(&mut self, piece: &str) {

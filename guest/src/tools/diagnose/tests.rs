@@ -414,9 +414,10 @@ fn lines_of_a_chunk_have_the_features_of_each_line() {
     texts.push(format!("{}\nx\n", "é".repeat(LINE_CAP)));
     for text in &texts {
         let mut f = Features::default();
-        let mut lines = lines::Lines::new(text);
+        let mut lines = lines::Lines::new(text, b'Z');
         let mut seen = vec![];
-        while let Some((line, scanned)) = lines.next(&mut f, &ends) {
+        let mut places = vec![];
+        while let Some((line, scanned)) = lines.next(&mut f, &ends, &mut places) {
             seen.push(line);
             let mut want = Features::default();
             want.of(line, Some(&ends));
@@ -433,8 +434,45 @@ fn lines_of_a_chunk_have_the_features_of_each_line() {
             }
         }
         let rest = lines.rest();
+        let zs: Vec<usize> = text.match_indices('Z').map(|(at, _)| at).collect();
+        let scanned = text.len() - rest.len();
+        assert!(places.iter().all(|at| zs.contains(at)), "{text:?}");
+        assert!(
+            zs.iter()
+                .filter(|&&at| at < scanned)
+                .all(|at| places.contains(at)),
+            "{text:?}"
+        );
         let mut all: Vec<&str> = text.split('\n').collect();
         assert_eq!(all.pop(), Some(rest));
         assert_eq!(seen, all);
+    }
+}
+
+#[test]
+fn new_text_is_found_in_any_chunking() {
+    let mut file = String::new();
+    for i in 0..300 {
+        file.push_str(&format!("line {i} of a generated text file\n"));
+        if i == 150 {
+            file.push_str("  the EDITED line, 2 of them: EDITED\n");
+        }
+    }
+    for new in [
+        "EDITED line, 2",
+        "text file\nline 7 of",
+        "EDITED\nline 151",
+        "zzz not there",
+    ] {
+        let whole = diagnose(&file, "line 20 of a generated text fil\n", new);
+        for size in [1, 5, 31, 64, 65, 200, 4096] {
+            assert_eq!(
+                diagnose_chunked(&file, "line 20 of a generated text fil\n", new, size),
+                whole,
+                "{new:?} {size}"
+            );
+        }
+        let found = whole.message.contains("already present");
+        assert_eq!(found, !new.starts_with("zzz"), "{new:?}: {}", whole.message);
     }
 }
