@@ -432,6 +432,8 @@ pub(super) struct TokenIndex {
     /// `64 - log2(slots.len())`.
     shift: u32,
     lines: Vec<u16>,
+    /// Bit `h >> 58` of each key `h`: most other hashes need no probe.
+    bits: u64,
 }
 
 impl TokenIndex {
@@ -441,6 +443,7 @@ impl TokenIndex {
             slots: vec![(0, 0, 0); size],
             shift: 64 - size.trailing_zeros(),
             lines: Vec::new(),
+            bits: 0,
         };
         for (&h, ms) in by_token {
             let start = index.lines.len() as u32;
@@ -450,6 +453,7 @@ impl TokenIndex {
                 i = (i + 1) & (size - 1);
             }
             index.slots[i] = (h, start, index.lines.len() as u32);
+            index.bits |= 1 << (h >> 58);
         }
         index
     }
@@ -461,6 +465,9 @@ impl TokenIndex {
     /// The old lines with the word whose hash is `h`, in order.
     #[inline]
     pub(super) fn get(&self, h: u64) -> &[u16] {
+        if self.bits & (1 << (h >> 58)) == 0 {
+            return &[];
+        }
         let mask = self.slots.len() - 1;
         let mut i = self.slot(h);
         loop {
