@@ -148,6 +148,16 @@ impl Matcher {
         if k == 0 {
             return;
         }
+        if k == 1 {
+            self.on_line_one(j, f, ring);
+        } else {
+            self.on_line_windows(j, f, ring);
+        }
+    }
+
+    /// [`Matcher::on_line`] for any number of old lines.
+    pub(super) fn on_line_windows(&mut self, j: u64, f: &Features, ring: &Ring) {
+        let k = self.old.len();
         for &t in &f.tokens {
             for &m in self.by_token.get(t) {
                 let m = m as usize;
@@ -195,6 +205,35 @@ impl Matcher {
         }
         while let Some(&(start, score)) = self.pending.front() {
             if start + (k + SLACK) as u64 - 1 > j {
+                break;
+            }
+            self.pending.pop_front();
+            self.offer(start, score, j, ring);
+        }
+    }
+
+    /// [`Matcher::on_line`] for a single old line: each window is one file
+    /// line, scored directly, with the same result to the bit.
+    pub(super) fn on_line_one(&mut self, j: u64, f: &Features, ring: &Ring) {
+        let shared = f
+            .tokens
+            .iter()
+            .filter(|&&t| !self.by_token.get(t).is_empty())
+            .count();
+        let loose = f.loose_hash.is_some_and(|h| self.by_loose.contains_key(&h));
+        if shared > 0 || loose {
+            let o = &self.old[0];
+            let sim = if o.features.loose_hash == f.loose_hash {
+                1.0
+            } else {
+                o.word_similarity(shared, f.tokens.len())
+            };
+            if sim > self.floor {
+                self.pending.push_back((j, sim));
+            }
+        }
+        while let Some(&(start, score)) = self.pending.front() {
+            if start + SLACK as u64 > j {
                 break;
             }
             self.pending.pop_front();

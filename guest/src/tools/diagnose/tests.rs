@@ -476,3 +476,53 @@ fn new_text_is_found_in_any_chunking() {
         assert_eq!(found, !new.starts_with("zzz"), "{new:?}: {}", whole.message);
     }
 }
+
+#[test]
+fn one_old_line_is_scored_as_a_window_of_one() {
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    const WORDS: &[&str] = &[
+        "let", "x", "=", "y;", "fn", "a", "b(c)", "  ", "x_1", "->", "{", "}",
+    ];
+    let mut kept = 0;
+    for round in 0..200 {
+        let line = |next: &mut dyn FnMut(usize) -> usize| -> String {
+            (0..next(8))
+                .map(|_| WORDS[next(WORDS.len())])
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let file: Vec<String> = (0..next(60)).map(|_| line(&mut next)).collect();
+        let old = line(&mut next) + if next(2) == 0 { "\n" } else { "" };
+        let (mut one, mut windows) = (
+            candidates::Matcher::new(&old),
+            candidates::Matcher::new(&old),
+        );
+        let mut ends = LooseEnds::default();
+        one.loose_ends(&mut ends);
+        let mut ring = scan::Ring::new(1 + 2 * SLACK + 1);
+        let mut f = Features::default();
+        for (i, l) in file.iter().enumerate() {
+            let j = i as u64 + 1;
+            f.of(l, Some(&ends));
+            ring.push(j, l);
+            one.on_line_one(j, &f, &ring);
+            windows.on_line_windows(j, &f, &ring);
+        }
+        let total = file.len() as u64;
+        one.finish(total, &ring);
+        windows.finish(total, &ring);
+        assert_eq!(
+            format!("{:?}", one.candidates),
+            format!("{:?}", windows.candidates),
+            "{round}"
+        );
+        kept += one.candidates.len();
+    }
+    assert!(kept > 200, "{kept}");
+}
