@@ -215,11 +215,10 @@ impl Matcher {
     /// [`Matcher::on_line`] for a single old line: each window is one file
     /// line, scored directly, with the same result to the bit.
     pub(super) fn on_line_one(&mut self, j: u64, f: &Features, ring: &Ring) {
+        // Counted by the scan when this is the only reading.
         let shared = f
-            .tokens
-            .iter()
-            .filter(|&&t| !self.by_token.get(t).is_empty())
-            .count();
+            .known
+            .unwrap_or_else(|| f.tokens.iter().filter(|&&t| self.by_token.has(t)).count());
         let loose = f.loose_hash.is_some_and(|h| self.by_loose.contains_key(&h));
         if shared > 0 || loose {
             let o = &self.old[0];

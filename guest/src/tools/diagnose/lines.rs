@@ -3,7 +3,7 @@
 //! SIMD in the component), without a loop per line or per byte.
 
 use super::LINE_CAP;
-use super::scan::{Features, LooseEnds, word_hash};
+use super::scan::{Features, LooseEnds, TokenIndex, word_hash};
 
 /// One bit per byte of a 64-byte block.
 #[derive(Clone, Copy, Debug, Default)]
@@ -123,19 +123,22 @@ impl<'a> Lines<'a> {
     }
 
     /// The next line (without its line feed), and whether `f` holds its
-    /// features (made with `ends` as [`Features::of`] makes them); `None`
-    /// once only text without a line feed is left. Appends to `places` the
-    /// places of the rare byte in the blocks it reads, up to [`RARE_PLACES`]
-    /// and one more.
+    /// features (made with `ends` as [`Features::of`] makes them, and with
+    /// [`Features::known`] counted in `index` if given); `None` once only
+    /// text without a line feed is left. Appends to `places` the places of
+    /// the rare byte in the blocks it reads, up to [`RARE_PLACES`] and one
+    /// more.
     #[inline]
     pub(super) fn next(
         &mut self,
         f: &mut Features,
         ends: &LooseEnds,
+        index: Option<&TokenIndex>,
         places: &mut Vec<usize>,
     ) -> Option<(&'a str, bool)> {
         f.clear();
         let bytes = self.text.as_bytes();
+        let mut known = 0;
         loop {
             // The block's next line feed, and its bytes up to that one.
             let nl = self.newlines & self.newlines.wrapping_neg();
@@ -158,7 +161,10 @@ impl<'a> Lines<'a> {
                 }
                 let e = self.at + end.trailing_zeros() as usize;
                 if e - self.line <= LINE_CAP {
-                    f.token(word_hash(bytes, self.word, e));
+                    let h = word_hash(bytes, self.word, e);
+                    if f.token(h) && index.is_some_and(|ix| ix.has(h)) {
+                        known += 1;
+                    }
                 }
             }
             if self.high & upto != 0 {
@@ -171,7 +177,14 @@ impl<'a> Lines<'a> {
                 let start = std::mem::replace(&mut self.line, p + 1);
                 let scanned = std::mem::replace(&mut self.ascii, true) && p - start <= LINE_CAP;
                 if scanned {
-                    f.end_ascii(&bytes[start..p], Some(ends));
+                    // Twins may have been counted: `known` is left unset.
+                    if index.is_some() && !f.twins() {
+                        f.known = Some(known);
+                    }
+                    // Most lines have no twins and no loose form to make.
+                    if f.twins() || ends.admits(&bytes[start..p]) {
+                        f.end_ascii(&bytes[start..p], Some(ends));
+                    }
                 }
                 return Some((&self.text[start..p], scanned));
             }

@@ -253,9 +253,17 @@ impl Diagnoser {
         let mut lines = Lines::new(rest, rare);
         let mut places = std::mem::take(&mut self.places);
         places.clear();
-        while let Some((line, scanned)) =
-            lines.next(&mut self.features, &self.loose_ends, &mut places)
-        {
+        loop {
+            // With one reading the scan counts its words in the line.
+            let index = match &self.variants[..] {
+                [only] => Some(&only.matcher.by_token),
+                _ => None,
+            };
+            let Some((line, scanned)) =
+                lines.next(&mut self.features, &self.loose_ends, index, &mut places)
+            else {
+                break;
+            };
             if scanned {
                 self.score(line);
             } else if line.len() <= LINE_CAP {

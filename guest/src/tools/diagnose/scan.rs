@@ -293,7 +293,8 @@ impl LooseEnds {
 
     /// Whether the ASCII line `line` may loosen to an admitted form (a blank
     /// line always may: its loose form is empty and cheap).
-    fn admits(&self, line: &[u8]) -> bool {
+    #[inline]
+    pub(super) fn admits(&self, line: &[u8]) -> bool {
         let Some(a) = line.iter().position(|&b| !is_space(b)) else {
             return true;
         };
@@ -320,6 +321,9 @@ pub(super) struct Features {
     seen: u64,
     /// `tokens` may hold twins (too many to search): sort and dedup them.
     twins: bool,
+    /// How many of `tokens` the index of the only reading of `old_string`
+    /// has, when the scan counted them (see [`super::lines::Lines::next`]).
+    pub(super) known: Option<usize>,
 }
 
 /// Tokens searched for a twin; a longer line is deduplicated by sorting.
@@ -333,21 +337,29 @@ impl Features {
         self.loose_hash = None;
         self.seen = 0;
         self.twins = false;
+        self.known = None;
     }
 
-    /// Adds the hash of a word, unless the line already has it.
+    /// Adds the hash of a word, unless the line already has it (then
+    /// false; a long line may keep twins until [`Features::end_ascii`]).
     #[inline]
-    pub(super) fn token(&mut self, h: u64) {
+    pub(super) fn token(&mut self, h: u64) -> bool {
         let bit = 1u64 << (h >> 58);
         if self.seen & bit != 0 {
             if self.tokens.len() > SEARCHED {
                 self.twins = true;
             } else if self.tokens.contains(&h) {
-                return;
+                return false;
             }
         }
         self.seen |= bit;
         self.tokens.push(h);
+        true
+    }
+
+    /// Whether the tokens may hold twins (dropped by [`Features::end_ascii`]).
+    pub(super) fn twins(&self) -> bool {
+        self.twins
     }
 
     /// Ends an ASCII line `bytes` whose words were added: drops the twins
@@ -386,7 +398,9 @@ impl Features {
         self.clear();
         let bytes = line.as_bytes();
         if line.is_ascii() {
-            ascii_words(bytes, |s, e| self.token(hash_in(bytes, s, e)));
+            ascii_words(bytes, |s, e| {
+                self.token(hash_in(bytes, s, e));
+            });
             self.end_ascii(bytes, ends);
         } else {
             let mut start = None;
@@ -460,6 +474,12 @@ impl TokenIndex {
 
     fn slot(&self, h: u64) -> usize {
         (h >> self.shift) as usize
+    }
+
+    /// Whether some old line has the word whose hash is `h`.
+    #[inline]
+    pub(super) fn has(&self, h: u64) -> bool {
+        !self.get(h).is_empty()
     }
 
     /// The old lines with the word whose hash is `h`, in order.

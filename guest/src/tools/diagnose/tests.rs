@@ -397,6 +397,11 @@ fn lines_of_a_chunk_have_the_features_of_each_line() {
     for loose in ["a b", "Zz", "x_1 -", "; a", "@ -"] {
         ends.add(loose);
     }
+    let words: scan::IdMap<Vec<u16>> = ["a", "Zz", "x_1", "word", "abc"]
+        .iter()
+        .map(|w| (hash(w.as_bytes()), vec![0]))
+        .collect();
+    let index = scan::TokenIndex::new(&words);
     let mut texts: Vec<String> = (0..400)
         .map(|_| {
             let len = next(300);
@@ -417,7 +422,7 @@ fn lines_of_a_chunk_have_the_features_of_each_line() {
         let mut lines = lines::Lines::new(text, b'Z');
         let mut seen = vec![];
         let mut places = vec![];
-        while let Some((line, scanned)) = lines.next(&mut f, &ends, &mut places) {
+        while let Some((line, scanned)) = lines.next(&mut f, &ends, Some(&index), &mut places) {
             seen.push(line);
             let mut want = Features::default();
             want.of(line, Some(&ends));
@@ -429,6 +434,12 @@ fn lines_of_a_chunk_have_the_features_of_each_line() {
                 want_tokens.sort_unstable();
                 assert_eq!(got, want_tokens, "{line:?}");
                 assert_eq!(f.tokens.len(), want.tokens.len(), "{line:?}: distinct");
+                let known = want.tokens.iter().filter(|&&t| index.has(t)).count();
+                assert!(f.known.is_none_or(|n| n == known), "{line:?}: known");
+                assert!(
+                    f.known.is_some() || f.tokens.len() > 32,
+                    "{line:?}: counted"
+                );
                 assert_eq!(f.loose_hash, want.loose_hash, "{line:?}");
                 assert_eq!(f.loose, want.loose, "{line:?}");
             }
