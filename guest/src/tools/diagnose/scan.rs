@@ -1,5 +1,6 @@
 //! What the scan keeps of each line: its words and loose form ([`Features`]),
-//! a ring of recent lines, and verbatim search across chunks ([`Needle`]).
+//! the words of `old_string` they are looked up in ([`TokenIndex`]), a ring
+//! of recent lines, and verbatim search across chunks ([`Needle`]).
 
 use memchr::memmem;
 use std::collections::{HashMap, VecDeque};
@@ -158,8 +159,8 @@ pub(super) fn hash_in(bytes: &[u8], s: usize, e: usize) -> u64 {
     h
 }
 
-/// [`hash_in`] of a word that has at most 16 bytes and at least eight bytes
-/// before its end, from a load or two around it.
+/// [`hash_in`] of a word; one of at most 16 bytes that ends at byte 8 or
+/// later is read with a load or two around it.
 #[inline]
 pub(super) fn word_hash(bytes: &[u8], s: usize, e: usize) -> u64 {
     let len = e - s;
@@ -437,7 +438,8 @@ impl Features {
 }
 
 /// Old lines by the hashes of their words: an open-addressed table on the
-/// hashes' top bits, so a word of no old line costs one probe or two.
+/// hashes' top bits, behind one bit per key, so a word of no old line costs
+/// a bit test, rarely a probe or two.
 #[derive(Debug)]
 pub(super) struct TokenIndex {
     /// `(hash, start, end)` of each key's range in `lines`; `end == 0` marks
@@ -451,6 +453,7 @@ pub(super) struct TokenIndex {
 }
 
 impl TokenIndex {
+    /// The index of `by_token`: the old lines (at least one) of each hash.
     pub(super) fn new(by_token: &IdMap<Vec<u16>>) -> Self {
         let size = (2 * by_token.len()).next_power_of_two().max(16);
         let mut index = TokenIndex {
