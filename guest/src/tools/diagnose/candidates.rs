@@ -4,7 +4,7 @@
 
 use super::difference::Report;
 use super::pasted::split_lines;
-use super::scan::{Bloom, Features, IdMap, LooseEnds, Ring, common};
+use super::scan::{Features, IdMap, LooseEnds, Ring, TokenIndex, common};
 use super::{CANDIDATES, LINE_CAP, MAX_OLD_LINES, SLACK};
 use std::collections::VecDeque;
 
@@ -75,9 +75,7 @@ pub(super) struct Matcher {
     /// Lines in this reading of `old_string` (`old` holds at most [`MAX_OLD_LINES`]).
     pub(super) total: usize,
     pub(super) ends_nl: bool,
-    pub(super) by_token: IdMap<Vec<u16>>,
-    /// The keys of `by_token`, for a quick "surely not".
-    pub(super) tokens: Bloom,
+    pub(super) by_token: TokenIndex,
     pub(super) by_loose: IdMap<Vec<u16>>,
     /// Words shared with the current file line, per old line.
     pub(super) shared: Vec<u32>,
@@ -101,7 +99,6 @@ impl Matcher {
         let mut old = Vec::with_capacity(kept);
         let mut by_token: IdMap<Vec<u16>> = IdMap::default();
         let mut by_loose: IdMap<Vec<u16>> = IdMap::default();
-        let mut tokens = Bloom::default();
         for (m, line) in lines.iter().take(kept).enumerate() {
             let mut cut = line.len().min(LINE_CAP);
             while !line.is_char_boundary(cut) {
@@ -110,7 +107,6 @@ impl Matcher {
             let features = Features::full(&line[..cut]);
             for &t in &features.tokens {
                 by_token.entry(t).or_default().push(m as u16);
-                tokens.insert(t);
             }
             if let Some(h) = features.loose_hash {
                 by_loose.entry(h).or_default().push(m as u16);
@@ -129,8 +125,7 @@ impl Matcher {
             old,
             total,
             ends_nl,
-            by_token,
-            tokens,
+            by_token: TokenIndex::new(&by_token),
             by_loose,
             touched: Vec::new(),
             pending: VecDeque::new(),
@@ -153,20 +148,25 @@ impl Matcher {
         if k == 0 {
             return;
         }
-        for t in &f.tokens {
-            if !self.tokens.may_hold(*t) {
-                continue;
-            }
-            if let Some(ms) = self.by_token.get(t) {
-                for &m in ms {
-                    let m = m as usize;
-                    if self.stamp[m] != j {
-                        self.stamp[m] = j;
-                        self.shared[m] = 0;
-                        self.touched.push(m as u16);
-                    }
-                    self.shared[m] += 1;
+        if k == 1 {
+            self.on_line_one(j, f, ring);
+        } else {
+            self.on_line_windows(j, f, ring);
+        }
+    }
+
+    /// [`Matcher::on_line`] for any number of old lines.
+    pub(super) fn on_line_windows(&mut self, j: u64, f: &Features, ring: &Ring) {
+        let k = self.old.len();
+        for &t in &f.tokens {
+            for &m in self.by_token.get(t) {
+                let m = m as usize;
+                if self.stamp[m] != j {
+                    self.stamp[m] = j;
+                    self.shared[m] = 0;
+                    self.touched.push(m as u16);
                 }
+                self.shared[m] += 1;
             }
         }
         if let Some(ms) = f.loose_hash.and_then(|h| self.by_loose.get(&h)) {
@@ -205,6 +205,34 @@ impl Matcher {
         }
         while let Some(&(start, score)) = self.pending.front() {
             if start + (k + SLACK) as u64 - 1 > j {
+                break;
+            }
+            self.pending.pop_front();
+            self.offer(start, score, j, ring);
+        }
+    }
+
+    /// [`Matcher::on_line`] for a single old line: each window is one file
+    /// line, scored directly, with the same result to the bit.
+    pub(super) fn on_line_one(&mut self, j: u64, f: &Features, ring: &Ring) {
+        // Counted by the scan when this is the only reading.
+        let shared = f
+            .known
+            .unwrap_or_else(|| f.tokens.iter().filter(|&&t| self.by_token.has(t)).count());
+        let loose = f.loose_hash.is_some_and(|h| self.by_loose.contains_key(&h));
+        if shared > 0 || loose {
+            let o = &self.old[0];
+            let sim = if o.features.loose_hash == f.loose_hash {
+                1.0
+            } else {
+                o.word_similarity(shared, f.tokens.len())
+            };
+            if sim > self.floor {
+                self.pending.push_back((j, sim));
+            }
+        }
+        while let Some(&(start, score)) = self.pending.front() {
+            if start + SLACK as u64 > j {
                 break;
             }
             self.pending.pop_front();

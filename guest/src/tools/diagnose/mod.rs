@@ -14,6 +14,7 @@
 
 mod candidates;
 mod difference;
+mod lines;
 mod pasted;
 mod render;
 mod scan;
@@ -22,6 +23,7 @@ mod tests;
 
 use candidates::Matcher;
 use difference::Report;
+use lines::{Lines, RARE_PLACES};
 pub use pasted::numbered_like_read;
 use pasted::{Pasted, decode_escapes, pasted_prefixes, split_lines, strip_prefixes};
 use render::{compose, fix_phrase, lines_phrase, plural, range_phrase};
@@ -111,6 +113,8 @@ pub struct Diagnoser {
     ends_nl: bool,
     ring: Ring,
     features: Features,
+    /// Places of the applied needle's rare byte in the chunk being fed.
+    places: Vec<usize>,
     /// The ends of every reading's loose lines.
     loose_ends: LooseEnds,
     /// Lines in `old_string` as given.
@@ -184,6 +188,7 @@ impl Diagnoser {
             ends_nl: false,
             ring: Ring::new(ring),
             features: Features::default(),
+            places: Vec::new(),
             loose_ends,
             old_lines: lines.len(),
         }
@@ -222,20 +227,67 @@ impl Diagnoser {
             return;
         }
         self.bare_cr += memchr::memchr_iter(b'\r', text.as_bytes()).count() as u64;
-        for needle in [&mut self.applied, &mut self.cr_lines]
-            .into_iter()
-            .flatten()
-        {
-            needle.feed(text.as_bytes(), self.line_no);
-        }
+        let first = self.line_no;
         self.ends_nl = text.ends_with('\n');
         let mut rest = text;
-        while let Some(at) = memchr::memchr(b'\n', rest.as_bytes()) {
-            self.take(&rest[..at]);
-            self.end_line();
-            rest = &rest[at + 1..];
+        if self.open {
+            // The line the last chunk left open.
+            match memchr::memchr(b'\n', rest.as_bytes()) {
+                Some(at) => {
+                    self.take(&rest[..at]);
+                    self.end_line();
+                    rest = &rest[at + 1..];
+                }
+                None => {
+                    self.take(rest);
+                    rest = "";
+                }
+            }
         }
-        self.take(rest);
+        // The scan keeps the places of the applied needle's rare byte.
+        let rare = self
+            .applied
+            .as_ref()
+            .filter(|n| n.found.is_none())
+            .map_or(0, |n| n.rare);
+        let mut lines = Lines::new(rest, rare);
+        let mut places = std::mem::take(&mut self.places);
+        places.clear();
+        loop {
+            // With one reading the scan counts its words in the line.
+            let index = match &self.variants[..] {
+                [only] => Some(&only.matcher.by_token),
+                _ => None,
+            };
+            let Some((line, scanned)) =
+                lines.next(&mut self.features, &self.loose_ends, index, &mut places)
+            else {
+                break;
+            };
+            if scanned {
+                self.score(line);
+            } else if line.len() <= LINE_CAP {
+                self.features.of(line, Some(&self.loose_ends));
+                self.score(line);
+            } else {
+                self.take(line);
+                self.end_line();
+            }
+        }
+        self.take(lines.rest());
+        // Places relative to `text`, all of them kept.
+        let skip = text.len() - rest.len();
+        let kept = (rare != 0 && places.len() <= RARE_PLACES).then(|| {
+            places.iter_mut().for_each(|at| *at += skip);
+            (skip, &places[..])
+        });
+        if let Some(needle) = &mut self.applied {
+            needle.feed(text.as_bytes(), first, self.line_no, kept);
+        }
+        if let Some(needle) = &mut self.cr_lines {
+            needle.feed(text.as_bytes(), first, self.line_no, None);
+        }
+        self.places = places;
     }
 
     fn take(&mut self, piece: &str) {
@@ -255,14 +307,23 @@ impl Diagnoser {
         }
     }
 
+    /// Ends the line assembled by [`Diagnoser::take`].
     fn end_line(&mut self) {
+        let mut line = std::mem::take(&mut self.line);
+        self.features.of(&line, Some(&self.loose_ends));
+        self.score(&line);
+        line.clear();
+        self.line = line;
+    }
+
+    /// Scores line `line` (at most [`LINE_CAP`] bytes), whose features are
+    /// in `self.features`, and moves to the next.
+    fn score(&mut self, line: &str) {
         let no = self.line_no;
-        self.features.of(&self.line, Some(&self.loose_ends));
-        self.ring.push(no, &self.line);
+        self.ring.push(no, line);
         for v in &mut self.variants {
             v.matcher.on_line(no, &self.features, &self.ring);
         }
-        self.line.clear();
         self.line_no += 1;
         self.open = false;
     }

@@ -1,6 +1,6 @@
 //! The diagnosis on small texts, whole and chunked.
 
-use super::scan::{LooseEnds, ascii_words, hash, is_word, loosen};
+use super::scan::{LooseEnds, ascii_words, hash, hash_in, is_word, loosen, word_hash};
 use super::*;
 
 fn diagnose(file: &str, old: &str, new: &str) -> Diagnosis {
@@ -238,6 +238,7 @@ fn the_ascii_fast_path_loosens_like_the_general_one() {
         let mut g = Features::default();
         g.of(line, Some(&ends));
         assert_eq!(g.loose_hash, f.loose_hash, "{line:?}");
+        g.tokens.sort_unstable();
         assert_eq!(g.tokens, f.tokens, "{line:?}");
     }
 }
@@ -329,4 +330,210 @@ fn ascii_words_split_like_chars() {
             .collect();
         assert_eq!(got, want, "{line:?}");
     }
+}
+
+#[test]
+fn hashes_read_the_same_anywhere_in_a_text() {
+    // Eight bytes at a time, the last ones as a little-endian word.
+    let reference = |bytes: &[u8]| {
+        let mix = |x: u64| {
+            let x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            x ^ (x >> 29)
+        };
+        let mut h = bytes.len() as u64;
+        let mut chunks = bytes.chunks(8).peekable();
+        if chunks.peek().is_none() {
+            return mix(h);
+        }
+        for c in chunks {
+            let w = c.iter().rev().fold(0u64, |w, &b| (w << 8) | u64::from(b));
+            h = mix(h ^ w);
+        }
+        h
+    };
+    let text: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37) ^ 0x5a).collect();
+    for s in 0..text.len() {
+        for e in s..=text.len() {
+            assert_eq!(hash_in(&text, s, e), reference(&text[s..e]), "{s}..{e}");
+            assert_eq!(hash(&text[s..e]), reference(&text[s..e]), "{s}..{e}");
+            assert_eq!(word_hash(&text, s, e), reference(&text[s..e]), "{s}..{e}");
+        }
+    }
+}
+
+#[test]
+fn the_scan_finds_the_words_of_the_full_features() {
+    for line in [
+        "line 12 of a generated text file, padded to eighty bytes          ",
+        "a a a b a_b ab ba abcdefghij abcdefghij abcdefghi x",
+        "naïve café, naïve CAFÉ — ‘quoted’ déjà_vu",
+        "self.items.iter().map(|item| item.price * item.count).sum::<u64>()",
+    ] {
+        let mut f = Features::default();
+        f.of(line, Some(&LooseEnds::default()));
+        let mut scanned = f.tokens.clone();
+        scanned.sort_unstable();
+        let full = Features::full(line).tokens;
+        let mut want = full.clone();
+        want.dedup();
+        assert_eq!(full, want, "{line:?}: distinct");
+        assert_eq!(scanned, full, "{line:?}");
+    }
+}
+
+#[test]
+fn lines_of_a_chunk_have_the_features_of_each_line() {
+    const ALPHABET: &[&str] = &[
+        "a", "Zz", "_", "9", " ", "\t", "\n", "-", "--", ";", "é", "’", "x_1", "@", "[", "`", "{",
+    ];
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let mut ends = LooseEnds::default();
+    for loose in ["a b", "Zz", "x_1 -", "; a", "@ -"] {
+        ends.add(loose);
+    }
+    let words: scan::IdMap<Vec<u16>> = ["a", "Zz", "x_1", "word", "abc"]
+        .iter()
+        .map(|w| (hash(w.as_bytes()), vec![0]))
+        .collect();
+    let index = scan::TokenIndex::new(&words);
+    let mut texts: Vec<String> = (0..400)
+        .map(|_| {
+            let len = next(300);
+            (0..len).map(|_| ALPHABET[next(ALPHABET.len())]).collect()
+        })
+        .collect();
+    let long = "word ".repeat(LINE_CAP / 5 + 1);
+    texts.push(format!("{long}\n{long}abc def\nend"));
+    for extra in 0..70 {
+        // A line past the cap, then short lines in its last block.
+        let over = "ab ".repeat((LINE_CAP + 64 + extra) / 3);
+        texts.push(format!("{over}\nabc def\nx y\n"));
+    }
+    texts.push(format!("{}\nx\n", &long[..LINE_CAP - 1]));
+    texts.push(format!("{}\nx\n", "é".repeat(LINE_CAP)));
+    for text in &texts {
+        let mut f = Features::default();
+        let mut lines = lines::Lines::new(text, b'Z');
+        let mut seen = vec![];
+        let mut places = vec![];
+        while let Some((line, scanned)) = lines.next(&mut f, &ends, Some(&index), &mut places) {
+            seen.push(line);
+            let mut want = Features::default();
+            want.of(line, Some(&ends));
+            let usable = line.is_ascii() && line.len() <= LINE_CAP;
+            assert_eq!(scanned, usable, "{line:?}");
+            if scanned {
+                let (mut got, mut want_tokens) = (f.tokens.clone(), want.tokens.clone());
+                got.sort_unstable();
+                want_tokens.sort_unstable();
+                assert_eq!(got, want_tokens, "{line:?}");
+                assert_eq!(f.tokens.len(), want.tokens.len(), "{line:?}: distinct");
+                let known = want.tokens.iter().filter(|&&t| index.has(t)).count();
+                assert!(f.known.is_none_or(|n| n == known), "{line:?}: known");
+                assert!(
+                    f.known.is_some() || f.tokens.len() > 32,
+                    "{line:?}: counted"
+                );
+                assert_eq!(f.loose_hash, want.loose_hash, "{line:?}");
+                assert_eq!(f.loose, want.loose, "{line:?}");
+            }
+        }
+        let rest = lines.rest();
+        let zs: Vec<usize> = text.match_indices('Z').map(|(at, _)| at).collect();
+        let scanned = text.len() - rest.len();
+        assert!(places.iter().all(|at| zs.contains(at)), "{text:?}");
+        assert!(
+            zs.iter()
+                .filter(|&&at| at < scanned)
+                .all(|at| places.contains(at)),
+            "{text:?}"
+        );
+        let mut all: Vec<&str> = text.split('\n').collect();
+        assert_eq!(all.pop(), Some(rest));
+        assert_eq!(seen, all);
+    }
+}
+
+#[test]
+fn new_text_is_found_in_any_chunking() {
+    let mut file = String::new();
+    for i in 0..300 {
+        file.push_str(&format!("line {i} of a generated text file\n"));
+        if i == 150 {
+            file.push_str("  the EDITED line, 2 of them: EDITED\n");
+        }
+    }
+    for new in [
+        "EDITED line, 2",
+        "text file\nline 7 of",
+        "EDITED\nline 151",
+        "zzz not there",
+    ] {
+        let whole = diagnose(&file, "line 20 of a generated text fil\n", new);
+        for size in [1, 5, 31, 64, 65, 200, 4096] {
+            assert_eq!(
+                diagnose_chunked(&file, "line 20 of a generated text fil\n", new, size),
+                whole,
+                "{new:?} {size}"
+            );
+        }
+        let found = whole.message.contains("already present");
+        assert_eq!(found, !new.starts_with("zzz"), "{new:?}: {}", whole.message);
+    }
+}
+
+#[test]
+fn one_old_line_is_scored_as_a_window_of_one() {
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    const WORDS: &[&str] = &[
+        "let", "x", "=", "y;", "fn", "a", "b(c)", "  ", "x_1", "->", "{", "}",
+    ];
+    let mut kept = 0;
+    for round in 0..200 {
+        let line = |next: &mut dyn FnMut(usize) -> usize| -> String {
+            (0..next(8))
+                .map(|_| WORDS[next(WORDS.len())])
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let file: Vec<String> = (0..next(60)).map(|_| line(&mut next)).collect();
+        let old = line(&mut next) + if next(2) == 0 { "\n" } else { "" };
+        let (mut one, mut windows) = (
+            candidates::Matcher::new(&old),
+            candidates::Matcher::new(&old),
+        );
+        let mut ends = LooseEnds::default();
+        one.loose_ends(&mut ends);
+        let mut ring = scan::Ring::new(1 + 2 * SLACK + 1);
+        let mut f = Features::default();
+        for (i, l) in file.iter().enumerate() {
+            let j = i as u64 + 1;
+            f.of(l, Some(&ends));
+            ring.push(j, l);
+            one.on_line_one(j, &f, &ring);
+            windows.on_line_windows(j, &f, &ring);
+        }
+        let total = file.len() as u64;
+        one.finish(total, &ring);
+        windows.finish(total, &ring);
+        assert_eq!(
+            format!("{:?}", one.candidates),
+            format!("{:?}", windows.candidates),
+            "{round}"
+        );
+        kept += one.candidates.len();
+    }
+    assert!(kept > 200, "{kept}");
 }
