@@ -5,8 +5,8 @@ this module's native library. A :class:`Session` keeps the read-before-edit
 observations across its calls: a file can be edited or overwritten only after
 the session read it, and only while it still has the content that was read.
 
-    >>> session = Session(root="project")
-    >>> session.execute("read", {"file_path": "app.py"}).text
+    session = Session(root="project")
+    print(session.execute("read", {"file_path": "app.py"}).text)
 
 Failures are results, not exceptions: the model is meant to see them. A
 result's ``text`` is what to hand to the model either way; ``is_error`` and

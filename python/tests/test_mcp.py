@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 
@@ -86,3 +87,23 @@ def test_the_command_line(tmp_path):
     assert usage.returncode == 2 and "Usage: dsh-fs" in usage.stderr
     version = run("--version", cwd=tmp_path)
     assert (version.returncode, version.stdout.split()[0]) == (0, "dsh-fs")
+
+
+def test_ctrl_c_ends_a_server(tmp_path):
+    """The server runs in native code, where Python's own SIGINT handler
+    would only set a flag: the script restores the default, so Ctrl-C ends
+    it as it ends the native binary."""
+    (tmp_path / "a.txt").write_text("one\n")
+    server = subprocess.Popen(
+        [str(DSH_FS), "serve", "--root", str(tmp_path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        server.stdin.write('{"tool":"read","arguments":{"file_path":"a.txt"}}\n')
+        server.stdin.flush()
+        assert json.loads(server.stdout.readline())["is_error"] is False  # serving, in native code
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=60) == -signal.SIGINT
+    finally:
+        server.kill()
+        server.wait()
