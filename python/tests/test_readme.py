@@ -16,27 +16,33 @@ from conftest import REPO
 
 
 def python_section():
+    """The Python section's code blocks by language: {"sh": [...], "python": [...], "text": [...]}."""
     readme = (REPO / "README.md").read_text()
     section = readme.split("\n## Python\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", section, re.S)
+    blocks = {}
+    for language, body in re.findall(r"```(\w+)\n(.*?)```", section, re.S):
+        blocks.setdefault(language, []).append(body)
+    return blocks
 
 
-def test_the_readme_has_the_quickstart_and_the_langchain_wiring():
-    quickstart, langchain = python_section()
+def test_the_readme_shows_the_install_the_quickstart_and_the_langchain_wiring():
+    blocks = python_section()
+    assert len(blocks["sh"]) == 1 and "maturin build --release" in blocks["sh"][0]
+    quickstart, langchain = blocks["python"]
     assert "Session(" in quickstart and "StructuredTool" in langchain
+    assert len(blocks["text"]) == 1
 
 
-def test_the_quickstart_edits_a_file(tmp_path):
-    quickstart, _ = python_section()
-    run = subprocess.run([sys.executable, "-c", quickstart], cwd=tmp_path, capture_output=True, text=True)
+def test_the_quickstart_prints_what_the_readme_shows(tmp_path):
+    blocks = python_section()
+    run = subprocess.run([sys.executable, "-c", blocks["python"][0]], cwd=tmp_path, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
-    assert run.stdout.splitlines()[:2] == ["File: app.py", "1: print('hello')"]
-    assert "False None Edited app.py: 1 replacement at line 1." in run.stdout
-    assert (tmp_path / "project/app.py").read_text() == "print('hi')\n"
+    assert run.stdout == blocks["text"][0]
+    assert (tmp_path / "project/app.py").read_text() == "x = 3\n"
 
 
 def test_langchain_tools_keep_the_session(tmp_path, monkeypatch):
-    _, wiring = python_section()
+    wiring = python_section()["python"][1]
     app = tmp_path / "project/app.py"
     app.parent.mkdir()
     app.write_text("print('hello')\n")
