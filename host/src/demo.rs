@@ -3,18 +3,17 @@
 //! policy, a stale edit after another program changes the file, and
 //! confinement. A scratch directory is removed at the end.
 
+use crate::{LocalProvider, Provider, Runtime, SessionOptions};
 use anyhow::Result;
-use dsh_fs::{LocalProvider, Provider, Runtime, SessionOptions};
 use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::Arc;
 
 const ORIGINAL: &str =
     "def greet(name):\r\n    return 'Hello, ' + name\r\n\r\nprint(greet('world'))\r\n";
 
 /// Runs the demo in `root`, or in a scratch directory that is removed after.
-pub fn run(root: Option<PathBuf>) -> Result<ExitCode> {
+pub fn run(root: Option<PathBuf>) -> Result<()> {
     match root {
         Some(root) => walk_through(&root),
         None => {
@@ -28,7 +27,7 @@ pub fn run(root: Option<PathBuf>) -> Result<ExitCode> {
     }
 }
 
-fn walk_through(root: &Path) -> Result<ExitCode> {
+fn walk_through(root: &Path) -> Result<()> {
     let file = root.join("hello.py");
     std::fs::write(&file, ORIGINAL)?;
     println!("workspace: {}\n", root.display());
@@ -71,7 +70,7 @@ fn walk_through(root: &Path) -> Result<ExitCode> {
     );
     call("read", json!({"file_path": "../outside.txt"}));
     show_on_disk(&file)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// The file as bytes on disk, line endings visible.

@@ -10,7 +10,8 @@
 //!   served from, with [`LocalProvider`] (a directory, confined with cap-std),
 //!   [`MemoryProvider`] (a virtual workspace) and [`ObjectStoreProvider`]
 //!   (S3 and other object stores, compare-and-swap by ETag).
-//! - `mcp`: the MCP stdio server behind `dsh-fs mcp`.
+//! - `mcp`: the MCP stdio server behind `dsh-fs mcp`; [`cli::main`]: the
+//!   whole `dsh-fs` command, for the binary and other launchers.
 //!
 //! ```no_run
 //! use dsh_fs::{LocalProvider, Runtime, SessionOptions};
@@ -32,7 +33,9 @@
 
 pub mod bench;
 mod bindings;
+pub mod cli;
 pub mod deadline;
+mod demo;
 pub mod mcp;
 pub mod provider;
 mod runtime;

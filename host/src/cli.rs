@@ -1,0 +1,257 @@
+//! The `dsh-fs` command: tool definitions, one-off calls, a guided demo, a
+//! JSON-lines session (the protocol of the `wasmtime run` command component)
+//! and the MCP stdio server, all through the embedded tools component. It
+//! lives in the library so that the `dsh-fs` binary and the Python wheel's
+//! `dsh-fs` script run the same code.
+
+use crate::{LocalProvider, Provider, Runtime, SessionOptions, demo};
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(
+    name = "dsh-fs",
+    version,
+    about = "Sandboxed read/write/edit tools for AI agents, as a WebAssembly component"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the tool definitions (name, description, guidance, JSON Schema) as JSON.
+    Tools,
+    /// Run one tool call against a directory and print the result.
+    Call {
+        /// Tool name: read, write or edit.
+        tool: String,
+        /// The arguments as a JSON object, e.g. '{"file_path":"src/main.rs"}'.
+        arguments: String,
+        #[command(flatten)]
+        workspace: Workspace,
+        /// Print the whole result as JSON instead of its text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Serve JSON lines on stdin/stdout, one session for the whole process:
+    /// {"tool":"read","arguments":{...}} in, {"text":...,"is_error":...,"error":...} out.
+    Serve {
+        #[command(flatten)]
+        workspace: Workspace,
+    },
+    /// Serve the tools over MCP on stdin/stdout (one connection = one session).
+    Mcp {
+        #[command(flatten)]
+        workspace: Workspace,
+    },
+    /// Measure reads, paging, edits, the call loop and cold start against baselines.
+    Bench {
+        /// Directory for the generated files (kept between runs).
+        #[arg(long, default_value_os_t = std::env::temp_dir().join("dsh-fs-bench"))]
+        dir: PathBuf,
+        /// Repetitions per figure.
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+        /// Largest file in MiB: 1024 measures 1 MiB, 100 MiB and 1 GiB.
+        #[arg(long, default_value_t = 1024)]
+        max_mib: u64,
+        /// Calls in the small-file read loop.
+        #[arg(long, default_value_t = 10_000)]
+        calls: usize,
+        /// Files in the tree glob and grep walk (0 skips those figures).
+        #[arg(long, default_value_t = 120_000)]
+        search_files: usize,
+    },
+    /// Walk through write → refused edit → read → edit → stale edit → re-read → edit
+    /// on a scratch directory (removed afterwards).
+    Demo {
+        /// Directory to work in, kept afterwards (default: a scratch directory, removed).
+        #[arg(long)]
+        root: Option<PathBuf>,
+    },
+}
+
+#[derive(clap::Args)]
+struct Workspace {
+    /// The workspace root; nothing outside it can be read or written.
+    #[arg(long, default_value = ".")]
+    root: PathBuf,
+    /// Serve an object store prefix instead of a directory: s3://BUCKET/PREFIX.
+    /// Credentials come from the AWS environment variables (AWS_ACCESS_KEY_ID, ...).
+    #[arg(long, value_name = "URL", conflicts_with = "root")]
+    store: Option<String>,
+    /// S3 endpoint URL for MinIO, moto or another S3-compatible server
+    /// [default: $AWS_ENDPOINT_URL, else AWS].
+    #[arg(long, value_name = "URL", requires = "store")]
+    endpoint: Option<String>,
+    /// The bucket's region [default: $AWS_REGION, else us-east-1].
+    #[arg(long, requires = "store")]
+    region: Option<String>,
+    /// Turn the read-before-write/edit policy off: writes and edits become unconditional.
+    #[arg(long)]
+    no_policy: bool,
+}
+
+impl Workspace {
+    fn open(&self) -> Result<(Arc<dyn Provider>, SessionOptions)> {
+        let provider: Arc<dyn Provider> = match &self.store {
+            Some(url) => {
+                let options = crate::S3Options {
+                    endpoint: self.endpoint.clone(),
+                    region: self.region.clone(),
+                };
+                Arc::new(crate::ObjectStoreProvider::from_url(url, &options)?)
+            }
+            None => Arc::new(LocalProvider::new(&self.root)?),
+        };
+        let options = SessionOptions {
+            observation_policy: !self.no_policy,
+        };
+        Ok((provider, options))
+    }
+}
+
+/// Runs the `dsh-fs` command with `args` (the first is the program name, as
+/// in `std::env::args_os`) and returns its exit status: 0 on success, 1 when
+/// a `call` returned an error result, 2 for bad usage or a workspace that
+/// cannot be opened. Writes to the process's stdout and stderr.
+pub fn main<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let started = std::time::Instant::now();
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // `--help` and `--version` are errors to clap too, printed on stdout with status 0.
+            let _ = e.print();
+            return u8::try_from(e.exit_code()).unwrap_or(2);
+        }
+    };
+    if matches!(
+        cli.command,
+        Command::Tools | Command::Call { .. } | Command::Demo { .. }
+    ) {
+        // One-shot commands behave like other Unix tools when their reader
+        // goes away (`dsh-fs demo | head`): they end quietly instead of
+        // panicking in `println!`. Servers keep Rust's default and see the
+        // error on their own writes.
+        // SAFETY: restoring the default disposition of one signal; no code
+        // of ours relies on it being ignored, and the process ends with the
+        // command (also when the Python wheel's script runs it).
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
+    let code = match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("dsh-fs: {e:#}");
+            2
+        }
+    };
+    if std::env::var_os("DSH_FS_STATS").is_some() {
+        report_stats(started);
+    }
+    // An embedding process (the Python script) never runs Rust's exit-time
+    // flush of stdout.
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    code
+}
+
+/// With `DSH_FS_STATS` set: wall time and peak resident memory on stderr,
+/// for benchmarks and memory tests (peak RSS from `/proc`, Linux only).
+fn report_stats(started: std::time::Instant) {
+    let peak_kib = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        });
+    let peak = peak_kib.map_or("unknown".to_owned(), |k| k.to_string());
+    eprintln!(
+        "dsh-fs stats: wall_us={} peak_rss_kib={peak}",
+        started.elapsed().as_micros()
+    );
+}
+
+fn run(cli: Cli) -> Result<u8> {
+    match cli.command {
+        Command::Tools => {
+            let defs = Runtime::new()?.definitions()?;
+            println!("{}", serde_json::to_string_pretty(&defs)?);
+            Ok(0)
+        }
+        Command::Call {
+            tool,
+            arguments,
+            workspace,
+            json,
+        } => {
+            let (provider, options) = workspace.open()?;
+            let mut session = Runtime::new()?.session(provider, options)?;
+            let result = session.execute(&tool, &arguments);
+            let is_error = result.is_error;
+            if json {
+                println!("{}", reply(result).to_json());
+            } else {
+                println!("{}", result.text);
+            }
+            Ok(if is_error { 1 } else { 0 })
+        }
+        Command::Serve { workspace } => {
+            let (provider, options) = workspace.open()?;
+            let mut session = Runtime::new()?.session(provider, options)?;
+            dsh_fs_command::serve(
+                std::io::stdin().lock(),
+                std::io::stdout().lock(),
+                |tool, args| reply(session.execute(tool, args)),
+            )?;
+            Ok(0)
+        }
+        Command::Mcp { workspace } => {
+            let (provider, options) = workspace.open()?;
+            let server = crate::mcp::McpServer::new(&Runtime::new()?, provider, options)?;
+            tokio::runtime::Runtime::new()?.block_on(server.serve_stdio())?;
+            Ok(0)
+        }
+        Command::Bench {
+            dir,
+            reps,
+            max_mib,
+            calls,
+            search_files,
+        } => {
+            let opts = crate::bench::BenchOptions {
+                dir,
+                reps,
+                max_mib,
+                calls,
+                search_files,
+            };
+            crate::bench::run(&opts)?;
+            Ok(0)
+        }
+        Command::Demo { root } => {
+            demo::run(root)?;
+            Ok(0)
+        }
+    }
+}
+
+/// A result in the JSON-lines form shared with the command component:
+/// `{"text":...,"is_error":...,"error":{...}|null}`.
+fn reply(result: crate::ToolResult) -> dsh_fs_command::Reply {
+    dsh_fs_command::Reply {
+        text: result.text,
+        error: result.error.map(|e| dsh_fs_command::ReplyError {
+            code: e.code,
+            message: e.message,
+        }),
+    }
+}
