@@ -274,6 +274,20 @@ fn the_native_search_skips_what_read_cannot_show_as_the_portable_one_does() {
         texts.push((one, all, single));
     }
     assert_eq!(texts[0], texts[1], "local (native) vs memory (portable)");
+    // The local text came from the native search, not from a fallback.
+    let provider = local.provider();
+    let root = provider.resolve(".").unwrap();
+    let query = dsh_fs_core::SearchQuery::Grep {
+        pattern: "needle".into(),
+        include: None,
+    };
+    assert_eq!(
+        provider.search(&root, &query).unwrap(),
+        Some(texts[0].1.clone())
+    );
+    let memory_provider = memory.provider();
+    let root = memory_provider.resolve(".").unwrap();
+    assert_eq!(memory_provider.search(&root, &query).unwrap(), None);
     let (one, all, single) = &texts[0];
     assert_eq!(
         one,

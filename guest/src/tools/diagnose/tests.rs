@@ -175,13 +175,7 @@ fn odd_inputs_never_panic_and_chunking_never_matters() {
         "x.y",
         "\u{1F600}",
     ];
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    };
+    let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
     let text = |len: usize, next: &mut dyn FnMut(usize) -> usize| -> String {
         (0..len).map(|_| ALPHABET[next(ALPHABET.len())]).collect()
     };
@@ -386,13 +380,7 @@ fn lines_of_a_chunk_have_the_features_of_each_line() {
     const ALPHABET: &[&str] = &[
         "a", "Zz", "_", "9", " ", "\t", "\n", "-", "--", ";", "é", "’", "x_1", "@", "[", "`", "{",
     ];
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    };
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
     let mut ends = LooseEnds::default();
     for loose in ["a b", "Zz", "x_1 -", "; a", "@ -"] {
         ends.add(loose);
@@ -490,13 +478,7 @@ fn new_text_is_found_in_any_chunking() {
 
 #[test]
 fn one_old_line_is_scored_as_a_window_of_one() {
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    };
+    let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
     const WORDS: &[&str] = &[
         "let", "x", "=", "y;", "fn", "a", "b(c)", "  ", "x_1", "->", "{", "}",
     ];
@@ -536,4 +518,14 @@ fn one_old_line_is_scored_as_a_window_of_one() {
         kept += one.candidates.len();
     }
     assert!(kept > 200, "{kept}");
+}
+
+/// A deterministic generator: `next(n)` is below `n` (xorshift64 from `seed`).
+fn xorshift(mut seed: u64) -> impl FnMut(usize) -> usize {
+    move |n| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    }
 }
