@@ -19,9 +19,11 @@
 #![deny(missing_docs)]
 
 mod error;
+pub mod layer;
 pub mod listing;
 pub mod seam;
 pub mod splice;
+pub mod store;
 pub mod stream_splice;
 pub mod text;
 mod types;

@@ -228,6 +228,11 @@ impl<W: std::io::Write> HashingWriter<W> {
         }
     }
 
+    /// The wrapped writer.
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.inner
+    }
+
     /// The content hash of everything written, and the writer.
     pub fn finish(self) -> (u128, W) {
         (self.hasher.finish(), self.inner)

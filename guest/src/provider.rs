@@ -3,8 +3,7 @@
 //! the component and over any native backend in tests and benchmarks.
 
 use dsh_fs_core::{
-    DirEntry, EditOutcome, EditRequest, FsError, FsInfo, SearchQuery, TextContent, WriteIntent,
-    WriteOutcome,
+    EditOutcome, EditRequest, FsError, FsInfo, SearchQuery, TextContent, WriteIntent, WriteOutcome,
 };
 
 /// A filesystem the tools can use. See `wit/provider.wit` for the contract of
@@ -58,18 +57,4 @@ pub trait Provider {
     }
 }
 
-/// A one-pass reader of one directory's entries.
-pub trait Listing {
-    /// The next at most `max` entries; empty at the end.
-    fn next_entries(&mut self, max: u32) -> Result<Vec<DirEntry>, FsError>;
-    /// How many entries were skipped because their names are not UTF-8.
-    fn skipped(&self) -> u64;
-}
-
-/// A chunked reader of one file's decoded text.
-pub trait TextStream {
-    /// The next chunk (at most `max_bytes` bytes of UTF-8), `None` at the end.
-    fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, FsError>;
-    /// The version of everything streamed; `None` before the end.
-    fn version(&self) -> Option<String>;
-}
+pub use dsh_fs_core::store::{Listing, TextStream};

@@ -14,16 +14,16 @@ fn main() -> anyhow::Result<()> {
     println!("{}", read.text);
 
     // The same component on a virtual workspace: read, edit, then a stale edit.
-    let scratch = Arc::new(MemoryProvider::new());
-    scratch.insert("notes.md", "# draft\n");
+    let scratch = Arc::new(MemoryProvider::default());
+    scratch.store().insert("notes.md", "# draft\n");
     let mut session = runtime.session(scratch.clone(), SessionOptions::default())?;
     session.execute("read", r#"{"file_path": "notes.md"}"#);
     let edit = r#"{"file_path": "notes.md", "old_string": "draft", "new_string": "final"}"#;
     let edited = session.execute("edit", edit);
     assert!(!edited.is_error, "{}", edited.text);
-    assert_eq!(scratch.get("notes.md").unwrap(), b"# final\n");
+    assert_eq!(scratch.store().get("notes.md").unwrap(), b"# final\n");
 
-    scratch.insert("notes.md", "# changed elsewhere\n");
+    scratch.store().insert("notes.md", "# changed elsewhere\n");
     let stale = session.execute("edit", edit);
     assert_eq!(stale.error.unwrap().code, "FS_STALE_VERSION");
     Ok(())

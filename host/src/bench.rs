@@ -2,12 +2,11 @@
 //! baseline measured in the same run (these machines are noisy; ratios are
 //! what to compare). Prints; asserts nothing.
 
-use crate::provider::{Listing, LocalProvider, Provider, Target, TextStream};
+use crate::provider::{BoxListing, BoxStream, LocalProvider, Provider, Target};
 use crate::{Runtime, SessionOptions};
 use anyhow::{Context, Result, bail};
 use dsh_fs_core::{
-    DirEntry, EditOutcome, EditRequest, FsError, FsInfo, SearchQuery, TextContent, WriteIntent,
-    WriteOutcome,
+    EditOutcome, EditRequest, FsError, FsInfo, SearchQuery, TextContent, WriteIntent, WriteOutcome,
 };
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -345,8 +344,8 @@ struct Native(Arc<dyn Provider>);
 
 impl dsh_fs_tools::Provider for Native {
     type Target = Target;
-    type Stream = Box<dyn TextStream>;
-    type Listing = Box<dyn Listing>;
+    type Stream = BoxStream;
+    type Listing = BoxListing;
 
     fn resolve(&self, path: &str) -> Result<Target, FsError> {
         self.0.resolve(path)
@@ -363,7 +362,7 @@ impl dsh_fs_tools::Provider for Native {
     fn read_text(&self, t: &Target, max_bytes: u64) -> Result<TextContent, FsError> {
         self.0.read_text(t, max_bytes)
     }
-    fn stream_text(&self, t: &Target, start: u64) -> Result<Box<dyn TextStream>, FsError> {
+    fn stream_text(&self, t: &Target, start: u64) -> Result<BoxStream, FsError> {
         self.0.stream_text(t, start)
     }
     fn write_text(
@@ -382,28 +381,10 @@ impl dsh_fs_tools::Provider for Native {
     ) -> Result<EditOutcome, FsError> {
         self.0.edit_text(t, edit, expected)
     }
-    fn list_dir(&self, t: &Target) -> Result<Box<dyn Listing>, FsError> {
+    fn list_dir(&self, t: &Target) -> Result<BoxListing, FsError> {
         self.0.list_dir(t)
     }
     fn search(&self, t: &Target, query: &SearchQuery) -> Result<Option<String>, FsError> {
         self.0.search(t, query)
-    }
-}
-
-impl dsh_fs_tools::Listing for Box<dyn Listing> {
-    fn next_entries(&mut self, max: u32) -> Result<Vec<DirEntry>, FsError> {
-        (**self).next_entries(max)
-    }
-    fn skipped(&self) -> u64 {
-        (**self).skipped()
-    }
-}
-
-impl dsh_fs_tools::TextStream for Box<dyn TextStream> {
-    fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, FsError> {
-        (**self).next_chunk(max_bytes)
-    }
-    fn version(&self) -> Option<String> {
-        (**self).version()
     }
 }

@@ -23,10 +23,10 @@ use dsh::fs::provider as seam;
 pub use dsh::fs::types as wit;
 
 /// A provider's stream as a resource of the store.
-pub struct StreamHandle(pub Box<dyn TextStream>);
+pub struct StreamHandle(pub crate::provider::BoxStream);
 
 /// A provider's directory listing as a resource of the store.
-pub struct ListingHandle(pub Box<dyn Listing>);
+pub struct ListingHandle(pub crate::provider::BoxListing);
 
 type Res<T> = wasmtime::Result<Result<T, wit::FsError>>;
 

@@ -168,7 +168,7 @@ impl Runtime {
 
     /// The tool definitions the component exports.
     pub fn definitions(&self) -> Result<Vec<ToolDefinition>> {
-        let provider = Arc::new(crate::provider::MemoryProvider::new());
+        let provider = Arc::new(crate::provider::MemoryProvider::default());
         let mut instance = Instance::new(self, provider, SessionOptions::default())?;
         let defs = instance
             .bindings

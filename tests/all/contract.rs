@@ -61,7 +61,7 @@ pub(crate) struct Memory(Arc<MemoryProvider>);
 
 impl Memory {
     pub(crate) fn new() -> Self {
-        Memory(Arc::new(MemoryProvider::new()))
+        Memory(Arc::new(MemoryProvider::default()))
     }
 }
 
@@ -70,17 +70,17 @@ impl Fixture for Memory {
         self.0.clone()
     }
     fn put(&self, path: &str, bytes: &[u8]) {
-        self.0.insert(path, bytes)
+        self.0.store().insert(path, bytes)
     }
     fn get(&self, path: &str) -> Option<Vec<u8>> {
-        self.0.get(path)
+        self.0.store().get(path)
     }
     fn mkdir(&self, path: &str) {
-        self.0.create_dir(path)
+        self.0.store().create_dir(path)
     }
     fn touch(&self, path: &str) {
-        let bytes = self.0.get(path).unwrap();
-        self.0.insert(path, bytes)
+        let bytes = self.0.store().get(path).unwrap();
+        self.0.store().insert(path, bytes)
     }
     fn root(&self) -> String {
         "/workspace".into()

@@ -10,8 +10,8 @@ use crate::mcp_transport::{RSS_LIMIT_KIB, Server};
 use crate::object_store::Bucket;
 use crate::{Workspace, call, code, fails, ok, runtime};
 use dsh_fs::{
-    EditOutcome, EditRequest, FsError, FsInfo, Limits, Listing, MemoryProvider, Provider, Runtime,
-    SessionOptions, Target, TextContent, TextStream, WriteIntent, WriteOutcome,
+    EditOutcome, EditRequest, FsError, FsInfo, Limits, MemoryProvider, Provider, Runtime,
+    SessionOptions, Target, TextContent, WriteIntent, WriteOutcome,
 };
 use serde_json::json;
 use std::os::unix::fs::{FileExt, MetadataExt};
@@ -61,14 +61,14 @@ fn replace_all_that_would_explode_is_refused_before_allocating() {
     assert_eq!(bucket.get("p/f.txt").unwrap(), many_x().as_bytes());
     assert_bounded(&server, "object store, 2 GiB result");
 
-    let memory = std::sync::Arc::new(MemoryProvider::new());
-    memory.insert("f.txt", many_x());
+    let memory = std::sync::Arc::new(MemoryProvider::default());
+    memory.store().insert("f.txt", many_x());
     let mut s = crate::runtime()
         .session(memory.clone(), SessionOptions::default())
         .unwrap();
     ok(call(&mut s, "read", json!({"file_path": "f.txt"})));
     fails(call(&mut s, "edit", edit), "FS_TOO_LARGE");
-    assert_eq!(memory.get("f.txt").unwrap(), many_x().as_bytes());
+    assert_eq!(memory.store().get("f.txt").unwrap(), many_x().as_bytes());
 }
 
 #[test]
@@ -625,7 +625,7 @@ impl Provider for SwapBeforeOpen {
     fn read_text(&self, target: &Target, max_bytes: u64) -> Result<TextContent, FsError> {
         self.inner.read_text(target, max_bytes)
     }
-    fn stream_text(&self, target: &Target, start: u64) -> Result<Box<dyn TextStream>, FsError> {
+    fn stream_text(&self, target: &Target, start: u64) -> Result<dsh_fs::BoxStream, FsError> {
         if start > 0 && self.armed.swap(false, Ordering::SeqCst) {
             std::fs::rename(self.root.join("other.txt"), self.root.join("large.txt")).unwrap();
         }
@@ -647,7 +647,7 @@ impl Provider for SwapBeforeOpen {
     ) -> Result<EditOutcome, FsError> {
         self.inner.edit_text(target, edit, expected)
     }
-    fn list_dir(&self, target: &Target) -> Result<Box<dyn Listing>, FsError> {
+    fn list_dir(&self, target: &Target) -> Result<dsh_fs::BoxListing, FsError> {
         self.inner.list_dir(target)
     }
 }

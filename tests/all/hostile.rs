@@ -38,8 +38,8 @@ fn the_host_stops_every_attack_and_keeps_serving() {
         })
         .build()
         .unwrap();
-    let provider = Arc::new(MemoryProvider::new());
-    provider.insert("a.txt", "a\n");
+    let provider = Arc::new(MemoryProvider::default());
+    provider.store().insert("a.txt", "a\n");
     let mut attacker = runtime
         .session(provider.clone(), SessionOptions::default())
         .unwrap();

@@ -9,19 +9,21 @@
 //! version is fresh while the file's content hash is the one it names.
 
 mod local;
-mod memory;
 mod object_store;
 mod s3_error;
 
 pub use self::object_store::{ObjectStoreProvider, S3Options};
+pub use dsh_fs_core::layer::TextLayer;
+pub use dsh_fs_core::store::memory::MemoryStore;
+pub use dsh_fs_core::store::{ByteStore, Listing, Target, TextStream};
 pub use local::LocalProvider;
-pub use memory::MemoryProvider;
 
-use dsh_fs_core::listing::SortedListing;
 use dsh_fs_core::{
-    DirEntry, EditOutcome, EditRequest, FsError, FsInfo, SearchQuery, TextContent, Version,
-    WriteIntent, WriteOutcome,
+    EditOutcome, EditRequest, FsError, FsInfo, SearchQuery, TextContent, WriteIntent, WriteOutcome,
 };
+
+/// A virtual workspace held in memory: the text layer over [`MemoryStore`].
+pub type MemoryProvider = TextLayer<MemoryStore>;
 use std::fmt;
 
 /// A filesystem backend for the tools component.
@@ -49,7 +51,7 @@ pub trait Provider: Send + Sync + fmt::Debug {
     /// the size, from `start` bytes into the text (after any BOM): 0, or an
     /// offset where a chunk of an earlier stream of the same version began.
     /// A stream that starts past 0 reports no version.
-    fn stream_text(&self, target: &Target, start: u64) -> Result<Box<dyn TextStream>, FsError>;
+    fn stream_text(&self, target: &Target, start: u64) -> Result<BoxStream, FsError>;
 
     /// Atomically creates or replaces the whole file, creating parent
     /// directories and keeping an existing file's mode. `intent`:
@@ -81,7 +83,7 @@ pub trait Provider: Send + Sync + fmt::Debug {
     /// [`ErrorCode::NotDirectory`] when it is a file, [`ErrorCode::TooLarge`]
     /// beyond [`dsh_fs_core::listing::MAX_ENTRIES`] entries. Names that are
     /// not UTF-8 are skipped and counted.
-    fn list_dir(&self, target: &Target) -> Result<Box<dyn Listing>, FsError>;
+    fn list_dir(&self, target: &Target) -> Result<BoxListing, FsError>;
 
     /// The text `dsh-fs-search` renders for `query` below `target`, computed
     /// natively, byte for byte what the component's portable search over
@@ -93,60 +95,62 @@ pub trait Provider: Send + Sync + fmt::Debug {
     }
 }
 
-/// A one-pass reader of one directory's entries, made by [`Provider::list_dir`].
-pub trait Listing: Send {
-    /// The next at most `max` entries (at least one while any remain); empty
-    /// at the end.
-    fn next_entries(&mut self, max: u32) -> Result<Vec<DirEntry>, FsError>;
-    /// How many entries were skipped because their names are not UTF-8.
-    fn skipped(&self) -> u64;
-}
+/// A one-pass directory reader, as [`Provider::list_dir`] hands it out.
+pub type BoxListing = Box<dyn Listing + Send>;
 
-impl Listing for SortedListing {
-    fn next_entries(&mut self, max: u32) -> Result<Vec<DirEntry>, FsError> {
-        Ok(SortedListing::next_entries(self, max))
+/// A chunked text reader, as [`Provider::stream_text`] hands it out.
+pub type BoxStream = Box<dyn TextStream + Send>;
+
+/// Every byte store is a provider through the text layer.
+impl<S> Provider for TextLayer<S>
+where
+    S: ByteStore + Send + Sync,
+    S::Object: Send + 'static,
+    S::Listing: Send + 'static,
+{
+    fn resolve(&self, path: &str) -> Result<Target, FsError> {
+        TextLayer::resolve(self, path)
     }
 
-    fn skipped(&self) -> u64 {
-        SortedListing::skipped(self)
-    }
-}
-
-/// A chunked reader made by [`Provider::stream_text`].
-pub trait TextStream: Send {
-    /// The next chunk of at most `max_bytes` bytes of UTF-8, `None` at the end.
-    fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, FsError>;
-    /// The version of everything streamed, once `next_chunk` returned `None`.
-    fn version(&self) -> Option<Version>;
-}
-
-/// A resolved path: made only by [`Provider::resolve`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Target {
-    display: String,
-    key: String,
-}
-
-impl Target {
-    /// A target a backend resolved: `key` is its canonical root-relative
-    /// locator, `display` what the model is shown.
-    pub(crate) fn new(display: String, key: String) -> Self {
-        Target { display, key }
+    fn stat(&self, target: &Target) -> Result<Option<FsInfo>, FsError> {
+        TextLayer::stat(self, target)
     }
 
-    /// The path shown to the model.
-    pub fn display_path(&self) -> &str {
-        &self.display
+    fn read_text(&self, target: &Target, max_bytes: u64) -> Result<TextContent, FsError> {
+        TextLayer::read_text(self, target, max_bytes)
     }
 
-    /// The canonical root-relative path ("" is the root itself); equal for
-    /// every spelling of the same file.
-    pub fn key(&self) -> &str {
-        &self.key
+    fn stream_text(&self, target: &Target, start: u64) -> Result<BoxStream, FsError> {
+        Ok(Box::new(TextLayer::stream_text(self, target, start)?))
+    }
+
+    fn write_text(
+        &self,
+        target: &Target,
+        content: &str,
+        intent: Option<WriteIntent>,
+    ) -> Result<WriteOutcome, FsError> {
+        TextLayer::write_text(self, target, content, intent)
+    }
+
+    fn edit_text(
+        &self,
+        target: &Target,
+        edit: &EditRequest,
+        expected: Option<&str>,
+    ) -> Result<EditOutcome, FsError> {
+        TextLayer::edit_text(self, target, edit, expected)
+    }
+
+    fn list_dir(&self, target: &Target) -> Result<BoxListing, FsError> {
+        Ok(Box::new(TextLayer::list_dir(self, target)?))
+    }
+
+    fn search(&self, target: &Target, query: &SearchQuery) -> Result<Option<String>, FsError> {
+        TextLayer::search(self, target, query)
     }
 }
 
 pub(crate) use dsh_fs_core::seam::{
-    MAX_CHUNK, check_write_intent, display, normalize, splice_checked, still_fresh, vanished,
-    version,
+    check_write_intent, display, normalize, splice_checked, still_fresh, vanished, version,
 };

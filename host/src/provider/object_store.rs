@@ -9,8 +9,8 @@
 mod list;
 
 use super::{
-    Listing, Provider, Target, TextStream, check_write_intent, display, normalize, splice_checked,
-    vanished, version,
+    Provider, Target, TextStream, check_write_intent, display, normalize, splice_checked, vanished,
+    version,
 };
 use ::object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use ::object_store::path::Path as ObjectPath;
@@ -489,7 +489,7 @@ impl Provider for ObjectStoreProvider {
     /// 8 MiB, each pinned to the ETag seen first (`If-Match`), so every chunk
     /// comes from one object version; a replacement mid-stream is
     /// `stale-version`.
-    fn stream_text(&self, target: &Target, start: u64) -> Result<Box<dyn TextStream>, FsError> {
+    fn stream_text(&self, target: &Target, start: u64) -> Result<super::BoxStream, FsError> {
         let shown = target.display_path();
         if target.key().is_empty() {
             return Err(root_is_a_directory(shown));
@@ -557,7 +557,7 @@ impl Provider for ObjectStoreProvider {
 
     /// Like the local `list_dir`, by one list-with-delimiter under the key:
     /// objects are files, common prefixes directories.
-    fn list_dir(&self, target: &Target) -> Result<Box<dyn Listing>, FsError> {
+    fn list_dir(&self, target: &Target) -> Result<super::BoxListing, FsError> {
         let listing = self.on(self.list(target.key(), target.display_path()))?;
         Ok(Box::new(listing))
     }

@@ -12,8 +12,7 @@ mod edit;
 mod list;
 
 use super::{
-    Listing, Provider, Target, TextStream, check_write_intent, display, normalize, vanished,
-    version,
+    Provider, Target, TextStream, check_write_intent, display, normalize, vanished, version,
 };
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, File, Metadata, MetadataExt, OpenOptions, OpenOptionsExt};
@@ -157,7 +156,7 @@ impl Provider for LocalProvider {
         Ok(TextContent { text, version })
     }
 
-    fn stream_text(&self, target: &Target, start: u64) -> Result<Box<dyn TextStream>, FsError> {
+    fn stream_text(&self, target: &Target, start: u64) -> Result<super::BoxStream, FsError> {
         let shown = target.display_path();
         let (mut file, meta) =
             open_regular(&self.dir, rel_path(target.key()), shown, self.hard_links)?;
@@ -265,7 +264,7 @@ impl Provider for LocalProvider {
         })
     }
 
-    fn list_dir(&self, target: &Target) -> Result<Box<dyn Listing>, FsError> {
+    fn list_dir(&self, target: &Target) -> Result<super::BoxListing, FsError> {
         let listing = list::list(&self.dir, target.key(), target.display_path())?;
         Ok(Box::new(listing))
     }

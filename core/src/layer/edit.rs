@@ -1,0 +1,236 @@
+//! Edits, under the store's lock for the name: the freshness check before
+//! any matching, then one of two splices, both writing their result through
+//! a buffer straight into the replacement (never a second copy in memory):
+//! - LF files over [`STREAM_EDIT_BYTES`]: planned in chunks, then copied
+//!   around the matches in a second pass; memory is two chunk buffers
+//!   whatever the file size or the number of matches.
+//! - everything else up to [`MAX_IN_MEMORY_BYTES`] (CRLF files, strings
+//!   with a CR or a BOM): loaded, matched with CRLF folded, written out.
+
+use super::{CHUNK, read_all};
+use crate::seam::{still_fresh, version};
+use crate::splice::{self, SpliceError};
+use crate::store::{ByteStore, Guard, Object, Replace, Target};
+use crate::stream_splice::{Plan, PlanError, Planner, Splicer};
+use crate::text::{ContentHasher, HashingWriter, content_hash};
+use crate::{EditOutcome, EditRequest, ErrorCode, FsError, MAX_FILE_BYTES, MAX_IN_MEMORY_BYTES};
+use std::io::{self, BufWriter, Write};
+
+/// LF files above this size are edited by streaming.
+const STREAM_EDIT_BYTES: u64 = 8 << 20;
+
+/// One edit of an open object whose name is locked for replacement.
+pub(super) struct Edit<'a, S: ByteStore + 'a> {
+    pub store: &'a S,
+    pub target: &'a Target,
+    pub replace: S::Replace<'a>,
+    pub object: S::Object,
+    pub edit: &'a EditRequest,
+    pub expected: Option<&'a str>,
+}
+
+pub(super) fn apply<S: ByteStore>(mut e: Edit<'_, S>) -> Result<EditOutcome, FsError> {
+    let shown = e.target.display_path();
+    let size = e.object.meta().size.unwrap_or(0);
+    if size > MAX_FILE_BYTES {
+        return Err(too_large(shown, size, MAX_FILE_BYTES, "edited"));
+    }
+    if size > STREAM_EDIT_BYTES
+        && let Some(plan) = plan_streamed(&mut e)?
+    {
+        return write_streamed(e, plan);
+    }
+    if size > MAX_IN_MEMORY_BYTES {
+        return Err(too_large(
+            shown,
+            size,
+            MAX_IN_MEMORY_BYTES,
+            "edited with CRLF line endings (or a CR or BOM in old_string or new_string)",
+        ));
+    }
+    in_memory(e)
+}
+
+fn too_large(shown: &str, size: u64, limit: u64, what: &str) -> FsError {
+    FsError::new(
+        ErrorCode::TooLarge,
+        format!("{shown} has {size} bytes; files over {limit} bytes cannot be {what}"),
+    )
+}
+
+fn in_memory<S: ByteStore>(mut e: Edit<'_, S>) -> Result<EditOutcome, FsError> {
+    let shown = e.target.display_path();
+    let token = e.object.meta().token.clone();
+    let bytes = read_all(&mut e.object, MAX_IN_MEMORY_BYTES, |_| {
+        FsError::stale(shown)
+    })?;
+    // Bytes and token of one state: a writer working in place right now
+    // makes the file stale, not half-read.
+    if e.object.token_now()? != token {
+        return Err(FsError::stale(shown));
+    }
+    if let Some(v) = e.expected
+        && !still_fresh(v, &token, content_hash(&bytes))
+    {
+        return Err(FsError::stale(shown));
+    }
+    let plan = splice::plan(&bytes, e.edit, MAX_FILE_BYTES).map_err(|s| s.into_fs_error(shown))?;
+    e.replace.check_writable()?;
+    let mut out = Output::new(&mut e.replace);
+    plan.write_to(&mut out.writer)
+        .map_err(|err| out.error(err))?;
+    let hash = out.finish()?;
+    let after = e.replace.commit(Guard::Unchanged(&token))?;
+    Ok(EditOutcome {
+        replacements: plan.replacements,
+        version: version(&after, hash),
+        first_line: plan.first_line,
+    })
+}
+
+/// The first pass of the streamed edit of an LF file: the plan, checked
+/// for freshness and size; `None` when the edit needs the in-memory path.
+fn plan_streamed<S: ByteStore>(e: &mut Edit<'_, S>) -> Result<Option<Plan>, FsError> {
+    let shown = e.target.display_path();
+    let mut planner = match Planner::new(e.edit) {
+        Ok(p) => p,
+        Err(PlanError::InMemory) => return Ok(None),
+        Err(PlanError::Splice(s)) => return Err(s.into_fs_error(shown)),
+    };
+    let mut buf = vec![0u8; CHUNK];
+    let mut at = 0;
+    loop {
+        let n = e.object.read_at(at, &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        at += n as u64;
+        // Anything unusual (a CR, bytes that are not text) is judged by the
+        // in-memory path, which also orders staleness before other errors.
+        if planner.push(&buf[..n]).is_err() {
+            return Ok(None);
+        }
+        e.store.progress(e.target)?;
+    }
+    let (hash, plan) = planner.finish();
+    if let Some(v) = e.expected
+        && !still_fresh(v, &e.object.meta().token, hash)
+    {
+        return Err(FsError::stale(shown));
+    }
+    let plan = match plan {
+        Ok(plan) => plan,
+        Err(PlanError::InMemory) => return Ok(None),
+        Err(PlanError::Splice(s)) => return Err(s.into_fs_error(shown)),
+    };
+    if plan.size > MAX_FILE_BYTES {
+        return Err(SpliceError::TooLarge {
+            size: plan.size,
+            limit: MAX_FILE_BYTES,
+        }
+        .into_fs_error(shown));
+    }
+    Ok(Some(plan))
+}
+
+/// The second pass: the original read again and spliced into the replacement.
+fn write_streamed<S: ByteStore>(mut e: Edit<'_, S>, plan: Plan) -> Result<EditOutcome, FsError> {
+    let shown = e.target.display_path();
+    e.replace.check_writable()?;
+    let mut seen = ContentHasher::new();
+    let mut buf = vec![0u8; CHUNK];
+    let mut out = Output::new(&mut e.replace);
+    let mut splicer = Splicer::new(e.edit, &mut out.writer);
+    let mut at = 0;
+    let pass = loop {
+        let n = match e.object.read_at(at, &mut buf) {
+            Ok(0) => break splicer.finish().map(drop),
+            Ok(n) => n,
+            Err(err) => return Err(err),
+        };
+        at += n as u64;
+        seen.update(&buf[..n]);
+        if let Err(err) = splicer.push(&buf[..n]) {
+            break Err(err);
+        }
+    };
+    if let Err(err) = pass {
+        return Err(out.error(err));
+    }
+    let written = out.finish()?;
+    // The lock keeps other writers of this store out; this catches anyone
+    // who changed the bytes in place since the plan.
+    if seen.finish() != plan.hash {
+        return Err(FsError::stale(shown));
+    }
+    let token = e.object.meta().token.clone();
+    let after = e.replace.commit(Guard::Unchanged(&token))?;
+    Ok(EditOutcome {
+        replacements: u32::try_from(plan.replacements).unwrap_or(u32::MAX),
+        version: version(&after, written),
+        first_line: plan.first_line,
+    })
+}
+
+/// Buffers writes into a replacement and hashes them.
+struct Output<'r, R: Replace> {
+    writer: BufWriter<HashingWriter<Sink<'r, R>>>,
+}
+
+impl<'r, R: Replace> Output<'r, R> {
+    fn new(replace: &'r mut R) -> Self {
+        Output {
+            writer: BufWriter::with_capacity(
+                CHUNK,
+                HashingWriter::new(Sink {
+                    replace,
+                    failed: None,
+                }),
+            ),
+        }
+    }
+
+    /// The error behind a failed write: the store's own when it failed.
+    fn error(&mut self, err: io::Error) -> FsError {
+        self.writer
+            .get_mut()
+            .get_mut()
+            .failed
+            .take()
+            .unwrap_or_else(|| FsError::new(ErrorCode::IoError, err.to_string()))
+    }
+
+    /// Flushes and returns the content hash of everything written.
+    fn finish(mut self) -> Result<u128, FsError> {
+        self.writer.flush().map_err(|err| self.error(err))?;
+        let (hash, _) = self
+            .writer
+            .into_inner()
+            .map_err(|_| FsError::new(ErrorCode::IoError, "flush failed"))?
+            .finish();
+        Ok(hash)
+    }
+}
+
+/// `io::Write` over a replacement, keeping the store's error.
+struct Sink<'r, R> {
+    replace: &'r mut R,
+    failed: Option<FsError>,
+}
+
+impl<R: Replace> Write for Sink<'_, R> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self.replace.write(buf) {
+            Ok(()) => Ok(buf.len()),
+            Err(e) => {
+                let message = e.message.clone();
+                self.failed = Some(e);
+                Err(io::Error::other(message))
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,281 @@
+//! The provider contract over any [`ByteStore`], written once: decoding and
+//! BOMs, content hashes and versions, freshness by content (a `touch` is not
+//! a change), write intents and the order of their checks, the in-memory and
+//! streamed splices. A backend implements [`ByteStore`] and gets every rule
+//! of `wit/provider.wit` from [`TextLayer`]; the provider adapter component
+//! serves the same layer over `wit/store.wit` for stores outside Rust.
+
+mod edit;
+
+use crate::seam::{StreamText, check_write_intent, display, normalize, vanished, version};
+use crate::store::{ByteStore, Guard, Object, ObjectMeta, Replace, Target, TextStream};
+use crate::text::{self, ContentHasher, content_hash};
+use crate::{
+    EditOutcome, EditRequest, ErrorCode, FsError, FsInfo, SearchQuery, TextContent, Version,
+    WriteIntent, WriteOperation, WriteOutcome,
+};
+
+/// Read buffer of the chunked passes (hashing, streamed edits).
+pub(crate) const CHUNK: usize = 1 << 20;
+
+/// How often a whole read is retried when the file changed in place during it.
+const READ_ATTEMPTS: u32 = 3;
+
+/// The provider contract over the byte store `S`.
+#[derive(Debug)]
+pub struct TextLayer<S> {
+    store: S,
+}
+
+impl<S: ByteStore> TextLayer<S> {
+    /// Serves the provider contract over `store`.
+    pub fn new(store: S) -> Self {
+        TextLayer { store }
+    }
+
+    /// The store underneath.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// Turns a model path into a target: normalized lexically and confined
+    /// to the store's roots here, then given its identity by the store.
+    pub fn resolve(&self, path: &str) -> Result<Target, FsError> {
+        let rel = normalize(path, self.store.roots())?;
+        let key = self.store.identity(&rel, path)?;
+        Ok(Target::new(display(&rel), key))
+    }
+
+    /// Metadata, `None` when absent; the version is the metadata token alone.
+    pub fn stat(&self, target: &Target) -> Result<Option<FsInfo>, FsError> {
+        Ok(self.store.stat(target)?.map(|meta| FsInfo {
+            version: meta.token,
+            kind: meta.kind,
+            size: meta.size,
+        }))
+    }
+
+    /// The whole file decoded, with the version of exactly those bytes.
+    pub fn read_text(&self, target: &Target, max_bytes: u64) -> Result<TextContent, FsError> {
+        let shown = target.display_path();
+        let mut attempt = 1;
+        let (bytes, token) = loop {
+            let mut object = self.store.open(target)?;
+            let bytes = read_all(&mut object, max_bytes, |size| {
+                FsError::new(
+                    ErrorCode::TooLarge,
+                    format!("{shown} has {size} bytes, more than the {max_bytes} this call reads"),
+                )
+            })?;
+            // Bytes and token of one state: a writer working in place during
+            // the read shows in the token, and the read is done again.
+            let now = object.token_now()?;
+            if now == object.meta().token || attempt == READ_ATTEMPTS {
+                break (bytes, now);
+            }
+            attempt += 1;
+        };
+        let version = version(&token, content_hash(&bytes));
+        let text =
+            text::decode_owned(bytes).map_err(|e| FsError::not_text(shown, &e.to_string()))?;
+        Ok(TextContent { text, version })
+    }
+
+    /// The decoded text in chunks, from text offset `start` (after any BOM).
+    pub fn stream_text(&self, target: &Target, start: u64) -> Result<Stream<S::Object>, FsError> {
+        let shown = target.display_path();
+        let mut object = self.store.open(target)?;
+        let at = if start > 0 {
+            let mut head = [0u8; 3];
+            let n = read_full(&mut object, 0, &mut head)?;
+            text::bom_len(&head[..n]) as u64 + start
+        } else {
+            0
+        };
+        let text = StreamText::new(object.meta().token.clone(), shown, start);
+        Ok(Stream { object, at, text })
+    }
+
+    /// Creates or replaces the whole file atomically under `intent`.
+    pub fn write_text(
+        &self,
+        target: &Target,
+        content: &str,
+        intent: Option<WriteIntent>,
+    ) -> Result<WriteOutcome, FsError> {
+        let shown = target.display_path();
+        let guarded = matches!(intent, Some(WriteIntent::ReplaceIfVersion(_)));
+        let (mut replace, mut current) = match self.store.replace(target, !guarded) {
+            Err(e) if guarded && e.code == ErrorCode::NotFound => return Err(vanished(shown)),
+            other => other?,
+        };
+        // The content hash is needed only to honour a version guard; it is
+        // computed in chunks, so a large old file is never loaded.
+        let hash = match (&intent, &mut current) {
+            (Some(WriteIntent::ReplaceIfVersion(_)), Some(object)) => {
+                hash_object(&self.store, target, object)?
+            }
+            _ => 0,
+        };
+        let token = current.as_ref().map(|o| o.meta().token.clone());
+        check_write_intent(shown, intent.as_ref(), token.as_deref().map(|t| (t, hash)))?;
+        if current.is_some() {
+            replace.check_writable()?;
+        }
+        let guard = match (&intent, &token) {
+            (None, _) => Guard::None,
+            (Some(_), Some(token)) => Guard::Unchanged(token),
+            (Some(_), None) => Guard::Absent,
+        };
+        replace.write(content.as_bytes())?;
+        let after = replace.commit(guard)?;
+        Ok(WriteOutcome {
+            operation: if current.is_some() {
+                WriteOperation::Updated
+            } else {
+                WriteOperation::Created
+            },
+            version: version(&after, content_hash(content.as_bytes())),
+        })
+    }
+
+    /// The guarded, byte-faithful literal edit: existence (missing is
+    /// `stale-version`), freshness before matching, the splice, an atomic commit.
+    pub fn edit_text(
+        &self,
+        target: &Target,
+        edit: &EditRequest,
+        expected: Option<&str>,
+    ) -> Result<EditOutcome, FsError> {
+        let shown = target.display_path();
+        let (replace, current) = match self.store.replace(target, false) {
+            Err(e) if e.code == ErrorCode::NotFound => return Err(vanished(shown)),
+            other => other?,
+        };
+        let object = current.ok_or_else(|| vanished(shown))?;
+        edit::apply(edit::Edit {
+            store: &self.store,
+            target,
+            replace,
+            object,
+            edit,
+            expected,
+        })
+    }
+
+    /// The directory's entries, one level deep, in byte order of their names.
+    pub fn list_dir(&self, target: &Target) -> Result<S::Listing, FsError> {
+        self.store.list(target)
+    }
+
+    /// The store's native search, when it has one.
+    pub fn search(&self, target: &Target, query: &SearchQuery) -> Result<Option<String>, FsError> {
+        self.store.search(target, query)
+    }
+}
+
+impl<S: ByteStore + Default> Default for TextLayer<S> {
+    fn default() -> Self {
+        TextLayer::new(S::default())
+    }
+}
+
+/// A chunked reader of one open object.
+#[derive(Debug)]
+pub struct Stream<O> {
+    object: O,
+    /// Byte offset of the next read.
+    at: u64,
+    text: StreamText,
+}
+
+impl<O: Object> TextStream for Stream<O> {
+    fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, FsError> {
+        let (object, at) = (&mut self.object, &mut self.at);
+        self.text.next_from(max_bytes, |buf| {
+            let n = object.read_at(*at, buf)?;
+            *at += n as u64;
+            Ok(n)
+        })
+    }
+
+    fn version(&self) -> Option<Version> {
+        self.text.version()
+    }
+}
+
+/// Reads from `offset` until `buf` is full or the object ends.
+pub(crate) fn read_full(
+    object: &mut impl Object,
+    offset: u64,
+    buf: &mut [u8],
+) -> Result<usize, FsError> {
+    let mut n = 0;
+    while n < buf.len() {
+        match object.read_at(offset + n as u64, &mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+/// The whole object, refused with `too_large(size)` past `limit` bytes
+/// (before reading when its size says so, and if it grew while read).
+pub(crate) fn read_all(
+    object: &mut impl Object,
+    limit: u64,
+    too_large: impl Fn(u64) -> FsError,
+) -> Result<Vec<u8>, FsError> {
+    let size = object.meta().size.unwrap_or(0);
+    if size > limit {
+        return Err(too_large(size));
+    }
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(size as usize + 1)
+        .map_err(|_| too_large(size))?;
+    bytes.resize(size as usize + 1, 0);
+    let mut n = read_full(object, 0, &mut bytes)?;
+    // It grew since it was opened: read on, up to the limit.
+    while n == bytes.len() && (n as u64) <= limit {
+        let more = bytes.len().clamp(1, CHUNK);
+        bytes.resize(bytes.len() + more, 0);
+        n += read_full(object, n as u64, &mut bytes[n..])?;
+    }
+    bytes.truncate(n);
+    if n as u64 > limit {
+        return Err(too_large(n as u64));
+    }
+    Ok(bytes)
+}
+
+/// The content hash of an open object, read in chunks.
+fn hash_object<S: ByteStore>(
+    store: &S,
+    target: &Target,
+    object: &mut S::Object,
+) -> Result<u128, FsError> {
+    let mut hasher = ContentHasher::new();
+    let mut buf = vec![0u8; CHUNK];
+    let mut at = 0;
+    loop {
+        match object.read_at(at, &mut buf)? {
+            0 => return Ok(hasher.finish()),
+            n => {
+                hasher.update(&buf[..n]);
+                at += n as u64;
+            }
+        }
+        store.progress(target)?;
+    }
+}
+
+/// The metadata of a directory entry for stores that have no better token.
+pub fn directory_meta() -> ObjectMeta {
+    ObjectMeta {
+        kind: crate::EntryKind::Directory,
+        size: None,
+        token: "dir".to_owned(),
+    }
+}

@@ -1,0 +1,246 @@
+//! The byte-store seam: what a backend must do so the text layer
+//! ([`crate::layer::TextLayer`]) can serve the provider contract over it.
+//!
+//! A store speaks bytes only: it resolves a root-relative path to its
+//! identity, reports metadata (kind, size, a metadata token that changes
+//! whenever the bytes may have), reads ranges of an open object, lists a
+//! directory, and replaces one object atomically under a [`Guard`]. UTF-8,
+//! BOMs, content hashes, versions, freshness, intents and splices are the
+//! layer's business, written once. `wit/store.wit` is the same seam for
+//! stores that live outside Rust or outside this process.
+
+pub mod memory;
+
+use crate::{DirEntry, EntryKind, FsError, SearchQuery, Version};
+use std::fmt;
+use std::path::PathBuf;
+
+/// A resolved path: made by the layer's `resolve`, checked again by the
+/// store at every use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    display: String,
+    key: String,
+}
+
+impl Target {
+    /// A target whose canonical root-relative locator is `key` and whose
+    /// path shown to the model is `display`.
+    pub fn new(display: String, key: String) -> Self {
+        Target { display, key }
+    }
+
+    /// The path shown to the model; every store message names it.
+    pub fn display_path(&self) -> &str {
+        &self.display
+    }
+
+    /// The canonical root-relative path (`""` is the root itself), `/`
+    /// separated; equal for every spelling of the same file.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The last component of the key, or `None` for the root.
+    pub fn name(&self) -> Option<&str> {
+        self.key.rsplit('/').next().filter(|n| !n.is_empty())
+    }
+}
+
+/// What a store knows of one entry without reading it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjectMeta {
+    /// File, directory (or prefix), or anything else.
+    pub kind: EntryKind,
+    /// Size in bytes, when the store knows it (always for files).
+    pub size: Option<u64>,
+    /// Changes whenever the bytes may have changed (inode, size and times on
+    /// a disk; an ETag in a bucket; a generation in memory). Equal tokens
+    /// promise equal bytes; different tokens promise nothing.
+    pub token: String,
+}
+
+/// What must hold at the moment a replacement commits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Guard<'a> {
+    /// The name must not exist (a create).
+    Absent,
+    /// The name must still hold the object whose metadata token this is.
+    Unchanged(&'a str),
+    /// Nothing: an unconditional replace.
+    None,
+}
+
+/// A byte store: a local directory, a bucket prefix, a map in memory, a
+/// `wasi:filesystem` preopen, or a host's store across `wit/store.wit`.
+///
+/// Every method names the target it works on; errors are [`FsError`]s whose
+/// messages name `target.display_path()`.
+pub trait ByteStore: fmt::Debug {
+    /// An open object, read by ranges.
+    type Object: Object;
+    /// A replacement in progress, holding whatever the store serialises
+    /// mutations of one name with (a directory lock, a mutex, nothing).
+    type Replace<'s>: Replace<Object = Self::Object>
+    where
+        Self: 's;
+    /// A one-pass directory reader.
+    type Listing: Listing;
+
+    /// Absolute spellings of the root that an absolute model path may begin with.
+    fn roots(&self) -> &[PathBuf];
+
+    /// The canonical key of the normalized root-relative path `rel` (links
+    /// inside the root resolved, so two spellings of one file share a key);
+    /// a path that leaves the root is `sandbox-denied`. By default the
+    /// normalized path itself: a store without links has one spelling.
+    fn identity(&self, rel: &str, shown: &str) -> Result<String, FsError> {
+        let _ = shown;
+        Ok(rel.to_owned())
+    }
+
+    /// Metadata of the target, `None` when it does not exist. Never reads content.
+    fn stat(&self, target: &Target) -> Result<Option<ObjectMeta>, FsError>;
+
+    /// Opens the regular file at the target for ranged reads: `not-found`,
+    /// `not-regular-file` (directories, FIFOs, devices: never blocking),
+    /// `not-directory` for a file used as a parent.
+    fn open(&self, target: &Target) -> Result<Self::Object, FsError>;
+
+    /// The entries of the directory at the target, one level deep, in byte
+    /// order of their names, links never followed.
+    fn list(&self, target: &Target) -> Result<Self::Listing, FsError>;
+
+    /// Begins replacing the target: takes the store's lock for its name and
+    /// opens what is there now (`None` when absent). The parent directories
+    /// are created when `create_parents` is set; otherwise a missing parent
+    /// is `not-found`.
+    fn replace(
+        &self,
+        target: &Target,
+        create_parents: bool,
+    ) -> Result<(Self::Replace<'_>, Option<Self::Object>), FsError>;
+
+    /// Called between chunks of long work: an error (the call's deadline
+    /// passed) stops it with nothing changed.
+    fn progress(&self, target: &Target) -> Result<(), FsError> {
+        let _ = target;
+        Ok(())
+    }
+
+    /// The text `dsh-fs-search` renders for `query` below the target when
+    /// the store can search natively; `None` (the default) otherwise.
+    fn search(&self, target: &Target, query: &SearchQuery) -> Result<Option<String>, FsError> {
+        let _ = (target, query);
+        Ok(None)
+    }
+}
+
+/// One open regular file.
+pub trait Object {
+    /// Its metadata when it was opened.
+    fn meta(&self) -> &ObjectMeta;
+
+    /// Reads up to `buf.len()` bytes at `offset`; the count, 0 at the end.
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize, FsError>;
+
+    /// Its metadata token now: differs from [`Object::meta`]'s when the
+    /// object was changed in place since it was opened. Objects that cannot
+    /// change (a snapshot, an ETag-pinned read) keep the default.
+    fn token_now(&mut self) -> Result<String, FsError> {
+        Ok(self.meta().token.clone())
+    }
+}
+
+/// The new content of one name, written front to back, then committed.
+/// Dropped without [`Replace::commit`], it leaves nothing behind.
+pub trait Replace {
+    /// The store's open object type, for [`Replace::copy`].
+    type Object: Object;
+
+    /// `permission-denied` when the existing object may not be replaced by
+    /// this process (write-protected), as an editor would refuse it.
+    fn check_writable(&mut self) -> Result<(), FsError> {
+        Ok(())
+    }
+
+    /// Appends bytes to the new content.
+    fn write(&mut self, bytes: &[u8]) -> Result<(), FsError>;
+
+    /// Appends `len` bytes of `from` (the object [`ByteStore::replace`]
+    /// opened) starting at `offset`. Stores that can copy without moving the
+    /// bytes through this process (`copy_file_range`, a server-side part
+    /// copy) override this.
+    fn copy(&mut self, from: &mut Self::Object, offset: u64, len: u64) -> Result<(), FsError> {
+        let mut buf = vec![0; (len as usize).min(COPY_CHUNK)];
+        let (mut at, end) = (offset, offset + len);
+        while at < end {
+            let want = ((end - at) as usize).min(buf.len());
+            let n = from.read_at(at, &mut buf[..want])?;
+            if n == 0 {
+                break;
+            }
+            self.write(&buf[..n])?;
+            at += n as u64;
+        }
+        Ok(())
+    }
+
+    /// Puts the new content in place if `guard` holds at this moment,
+    /// atomically: readers see the old bytes or the new, never a mix.
+    /// Returns the new object's metadata token. A guard that fails is
+    /// `stale-version` (changed or vanished) or `not-observed` (created by
+    /// someone else meanwhile).
+    fn commit(self, guard: Guard<'_>) -> Result<String, FsError>;
+}
+
+/// Buffer of the default [`Replace::copy`].
+const COPY_CHUNK: usize = 1 << 20;
+
+/// A one-pass reader of one directory's entries.
+pub trait Listing {
+    /// The next at most `max` entries (at least one while any remain); empty
+    /// at the end.
+    fn next_entries(&mut self, max: u32) -> Result<Vec<DirEntry>, FsError>;
+    /// How many entries were skipped because their names are not UTF-8.
+    fn skipped(&self) -> u64;
+}
+
+impl Listing for crate::listing::SortedListing {
+    fn next_entries(&mut self, max: u32) -> Result<Vec<DirEntry>, FsError> {
+        Ok(crate::listing::SortedListing::next_entries(self, max))
+    }
+
+    fn skipped(&self) -> u64 {
+        crate::listing::SortedListing::skipped(self)
+    }
+}
+
+/// A chunked reader of one file's decoded text.
+pub trait TextStream {
+    /// The next chunk of at most `max_bytes` bytes of UTF-8, `None` at the end.
+    fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, FsError>;
+    /// The version of everything streamed, once `next_chunk` returned `None`;
+    /// `None` for a stream that began past the start.
+    fn version(&self) -> Option<Version>;
+}
+
+impl<T: Listing + ?Sized> Listing for Box<T> {
+    fn next_entries(&mut self, max: u32) -> Result<Vec<DirEntry>, FsError> {
+        (**self).next_entries(max)
+    }
+
+    fn skipped(&self) -> u64 {
+        (**self).skipped()
+    }
+}
+
+impl<T: TextStream + ?Sized> TextStream for Box<T> {
+    fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, FsError> {
+        (**self).next_chunk(max_bytes)
+    }
+
+    fn version(&self) -> Option<Version> {
+        (**self).version()
+    }
+}
