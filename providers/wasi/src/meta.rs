@@ -1,25 +1,19 @@
-//! File metadata as the provider uses it, and version tokens: metadata
-//! (inode, size, mtime and ctime in nanoseconds) then the xxh3-128 content
-//! hash. Freshness is decided by the hash, so a `touch` is not a change.
+//! Entry metadata as the store reports it: kind, size and the metadata
+//! token (inode, size, mtime and ctime in nanoseconds), which changes
+//! whenever the bytes may have.
 
 use dsh_fs_core::EntryKind;
+use dsh_fs_core::store::ObjectMeta;
 use std::fs::File;
 use std::io;
 use std::path::Path;
 
-/// What the provider needs to know about an entry.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Stat {
-    /// The metadata part of a version token.
-    pub token: String,
-    /// What the entry is (symlinks followed).
-    pub kind: EntryKind,
-    /// Size in bytes.
-    pub size: u64,
-}
-
-fn token(ino: u64, size: u64, mtime_ns: i128, ctime_ns: i128) -> String {
-    format!("{ino:x}.{size:x}.{mtime_ns:x}.{ctime_ns:x}")
+fn meta(kind: EntryKind, ino: u64, size: u64, mtime_ns: i128, ctime_ns: i128) -> ObjectMeta {
+    ObjectMeta {
+        kind,
+        size: Some(size),
+        token: format!("{ino:x}.{size:x}.{mtime_ns:x}.{ctime_ns:x}"),
+    }
 }
 
 fn ns(secs: i64, nanos: i64) -> i128 {
@@ -31,8 +25,9 @@ mod sys {
     //! `stat`/`fstat` through wasi-libc: std's metadata extension traits are
     //! unstable on WASI.
 
-    use super::{Stat, ns, token};
+    use super::{meta, ns};
     use dsh_fs_core::EntryKind;
+    use dsh_fs_core::store::ObjectMeta;
     use std::ffi::CString;
     use std::fs::File;
     use std::io;
@@ -40,26 +35,22 @@ mod sys {
     use std::os::fd::AsRawFd;
     use std::path::Path;
 
-    fn from_raw(st: &libc::stat) -> Stat {
+    fn from_raw(st: &libc::stat) -> ObjectMeta {
         let kind = match st.st_mode & libc::S_IFMT {
             libc::S_IFREG => EntryKind::File,
             libc::S_IFDIR => EntryKind::Directory,
             _ => EntryKind::Other,
         };
-        let size = st.st_size as u64;
-        Stat {
-            token: token(
-                st.st_ino,
-                size,
-                ns(st.st_mtim.tv_sec, st.st_mtim.tv_nsec as i64),
-                ns(st.st_ctim.tv_sec, st.st_ctim.tv_nsec as i64),
-            ),
+        meta(
             kind,
-            size,
-        }
+            st.st_ino,
+            st.st_size as u64,
+            ns(st.st_mtim.tv_sec, st.st_mtim.tv_nsec as i64),
+            ns(st.st_ctim.tv_sec, st.st_ctim.tv_nsec as i64),
+        )
     }
 
-    pub(crate) fn stat_path(path: &Path) -> io::Result<Stat> {
+    pub(crate) fn stat_path(path: &Path) -> io::Result<ObjectMeta> {
         let path = path
             .to_str()
             .and_then(|p| CString::new(p).ok())
@@ -73,7 +64,7 @@ mod sys {
         Ok(from_raw(unsafe { st.assume_init_ref() }))
     }
 
-    pub(crate) fn stat_file(file: &File) -> io::Result<Stat> {
+    pub(crate) fn stat_file(file: &File) -> io::Result<ObjectMeta> {
         let mut st = MaybeUninit::<libc::stat>::uninit();
         // SAFETY: the descriptor is open for the borrow of `file`; `st` is valid for one `fstat`.
         if unsafe { libc::fstat(file.as_raw_fd(), st.as_mut_ptr()) } != 0 {
@@ -88,14 +79,15 @@ mod sys {
 mod sys {
     //! Native metadata through std's Unix extension traits.
 
-    use super::{Stat, ns, token};
+    use super::{meta, ns};
     use dsh_fs_core::EntryKind;
+    use dsh_fs_core::store::ObjectMeta;
     use std::fs::{File, Metadata};
     use std::io;
     use std::os::unix::fs::MetadataExt;
     use std::path::Path;
 
-    fn from_std(m: &Metadata) -> Stat {
+    fn from_std(m: &Metadata) -> ObjectMeta {
         let kind = if m.is_file() {
             EntryKind::File
         } else if m.is_dir() {
@@ -103,34 +95,31 @@ mod sys {
         } else {
             EntryKind::Other
         };
-        Stat {
-            token: token(
-                m.ino(),
-                m.size(),
-                ns(m.mtime(), m.mtime_nsec()),
-                ns(m.ctime(), m.ctime_nsec()),
-            ),
+        meta(
             kind,
-            size: m.size(),
-        }
+            m.ino(),
+            m.size(),
+            ns(m.mtime(), m.mtime_nsec()),
+            ns(m.ctime(), m.ctime_nsec()),
+        )
     }
 
-    pub(crate) fn stat_path(path: &Path) -> io::Result<Stat> {
+    pub(crate) fn stat_path(path: &Path) -> io::Result<ObjectMeta> {
         std::fs::metadata(path).map(|m| from_std(&m))
     }
 
-    pub(crate) fn stat_file(file: &File) -> io::Result<Stat> {
+    pub(crate) fn stat_file(file: &File) -> io::Result<ObjectMeta> {
         file.metadata().map(|m| from_std(&m))
     }
 }
 
 /// Metadata of the entry at `path`, following symlinks; like `std::fs::metadata`.
-pub(crate) fn stat_path(path: &Path) -> io::Result<Stat> {
+pub(crate) fn stat_path(path: &Path) -> io::Result<ObjectMeta> {
     sys::stat_path(path)
 }
 
 /// Metadata of an open file; like `std::fs::File::metadata`.
-pub(crate) fn stat_file(file: &File) -> io::Result<Stat> {
+pub(crate) fn stat_file(file: &File) -> io::Result<ObjectMeta> {
     sys::stat_file(file)
 }
 
@@ -144,7 +133,7 @@ mod tests {
         let file = dir.path().join("f");
         std::fs::write(&file, b"12345").unwrap();
         let st = stat_path(&file).unwrap();
-        assert_eq!((st.kind, st.size), (EntryKind::File, 5));
+        assert_eq!((st.kind, st.size), (EntryKind::File, Some(5)));
         assert_eq!(st, stat_file(&File::open(&file).unwrap()).unwrap());
         assert_eq!(stat_path(dir.path()).unwrap().kind, EntryKind::Directory);
     }

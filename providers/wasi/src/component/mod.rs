@@ -1,10 +1,12 @@
 //! The WIT glue: exports `dsh:fs/provider` by forwarding to one
-//! [`WasiProvider`] opened on the root named by the environment. Nothing
-//! else lives here.
+//! [`WasiProvider`] (the text layer over a [`WasiStore`] opened on the root
+//! named by the environment). Nothing else lives here.
 
-use crate::{Stream, Target, WasiProvider};
+use crate::{WasiObject, WasiProvider, WasiStore};
 use dsh_fs_core as core;
+use dsh_fs_core::layer::Stream;
 use dsh_fs_core::listing::SortedListing;
+use dsh_fs_core::store::{Target, TextStream};
 use std::cell::RefCell;
 use std::sync::OnceLock;
 
@@ -21,7 +23,7 @@ use exports::dsh::fs::types as wit;
 fn provider() -> Result<&'static WasiProvider, wit::FsError> {
     static PROVIDER: OnceLock<Result<WasiProvider, core::FsError>> = OnceLock::new();
     PROVIDER
-        .get_or_init(WasiProvider::from_env)
+        .get_or_init(|| WasiStore::from_env().map(WasiProvider::new))
         .as_ref()
         .map_err(|e| e.clone().into())
 }
@@ -42,11 +44,7 @@ impl api::Guest for Component {
         let info = provider()?.stat(t.get())?;
         Ok(info.map(|i| wit::FsInfo {
             version: i.version,
-            kind: match i.kind {
-                core::EntryKind::File => wit::EntryKind::File,
-                core::EntryKind::Directory => wit::EntryKind::Directory,
-                core::EntryKind::Other => wit::EntryKind::Other,
-            },
+            kind: entry_kind(i.kind),
             size: i.size,
         }))
     }
@@ -125,7 +123,7 @@ impl api::GuestTarget for Target {
 }
 
 /// The exported `text-stream` resource.
-struct StreamResource(RefCell<Stream>);
+struct StreamResource(RefCell<Stream<WasiObject>>);
 
 impl api::GuestTextStream for StreamResource {
     fn next(&self, max_bytes: u32) -> Result<Option<String>, wit::FsError> {
@@ -137,14 +135,13 @@ impl api::GuestTextStream for StreamResource {
     }
 }
 
-/// The exported `listing` resource.
+/// The exported `listing` resource, of `provider` and of `store` alike.
 struct ListingResource(RefCell<SortedListing>);
 
-impl api::GuestListing for ListingResource {
-    fn next(&self, max: u32) -> Result<Vec<wit::DirEntry>, wit::FsError> {
+impl ListingResource {
+    fn next_page(&self, max: u32) -> Vec<wit::DirEntry> {
         let page = self.0.borrow_mut().next_entries(max);
-        Ok(page
-            .into_iter()
+        page.into_iter()
             .map(|e| wit::DirEntry {
                 name: e.name,
                 kind: match e.kind {
@@ -156,11 +153,25 @@ impl api::GuestListing for ListingResource {
                 size: e.size,
                 modified: e.modified,
             })
-            .collect())
+            .collect()
+    }
+}
+
+impl api::GuestListing for ListingResource {
+    fn next(&self, max: u32) -> Result<Vec<wit::DirEntry>, wit::FsError> {
+        Ok(self.next_page(max))
     }
 
     fn skipped(&self) -> u64 {
         self.0.borrow().skipped()
+    }
+}
+
+fn entry_kind(kind: core::EntryKind) -> wit::EntryKind {
+    match kind {
+        core::EntryKind::File => wit::EntryKind::File,
+        core::EntryKind::Directory => wit::EntryKind::Directory,
+        core::EntryKind::Other => wit::EntryKind::Other,
     }
 }
 

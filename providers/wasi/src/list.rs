@@ -2,39 +2,36 @@
 //! `read-directory` inside a WASI runtime), entries stat'ed without
 //! following links.
 
-use super::{Target, WasiProvider, map_io};
+use crate::store::map_io;
 use dsh_fs_core::listing::{Collector, SortedListing, not_a_directory};
 use dsh_fs_core::{DirEntryKind, FsError};
 use std::fs::{self, Metadata};
 use std::io;
+use std::path::Path;
 use std::time::UNIX_EPOCH;
 
-impl WasiProvider {
-    /// The target's entries in byte order of their names; like
-    /// `std::fs::read_dir`, but only under the root and never following a
-    /// symlink. `not-found` when missing, `not-directory` for anything but a
-    /// directory, `too-large` beyond the entry cap.
-    pub fn list_dir(&self, target: &Target) -> Result<SortedListing, FsError> {
-        let shown = target.display_path();
-        let path = self.path(target.key());
-        let meta = fs::symlink_metadata(&path).map_err(|e| map_io(e, shown))?;
-        if !meta.is_dir() {
-            return Err(not_a_directory(shown));
-        }
-        let mut found = Collector::new(shown);
-        for entry in fs::read_dir(&path).map_err(|e| map_io(e, shown))? {
-            let entry = entry.map_err(|e| map_io(e, shown))?;
-            let meta = match fs::symlink_metadata(entry.path()) {
-                Ok(meta) => meta,
-                // Removed between the directory read and the stat.
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(map_io(e, shown)),
-            };
-            let name = entry.file_name().into_string().ok();
-            found.push(name, kind(&meta), meta.len(), modified(&meta))?;
-        }
-        Ok(found.finish())
+/// The entries of the directory at `path` in byte order of their names;
+/// like `std::fs::read_dir`, but never following a symlink. `not-found` when
+/// missing, `not-directory` for anything but a directory, `too-large` beyond
+/// the entry cap.
+pub(crate) fn list(path: &Path, shown: &str) -> Result<SortedListing, FsError> {
+    let meta = fs::symlink_metadata(path).map_err(|e| map_io(e, shown))?;
+    if !meta.is_dir() {
+        return Err(not_a_directory(shown));
     }
+    let mut found = Collector::new(shown);
+    for entry in fs::read_dir(path).map_err(|e| map_io(e, shown))? {
+        let entry = entry.map_err(|e| map_io(e, shown))?;
+        let meta = match fs::symlink_metadata(entry.path()) {
+            Ok(meta) => meta,
+            // Removed between the directory read and the stat.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(map_io(e, shown)),
+        };
+        let name = entry.file_name().into_string().ok();
+        found.push(name, kind(&meta), meta.len(), modified(&meta))?;
+    }
+    Ok(found.finish())
 }
 
 fn kind(meta: &Metadata) -> DirEntryKind {
@@ -55,9 +52,10 @@ fn modified(meta: &Metadata) -> Option<u64> {
     u64::try_from(since.as_nanos()).ok()
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
+    use crate::WasiProvider;
     use dsh_fs_core::ErrorCode;
     use std::os::unix::fs::symlink;
 
@@ -83,7 +81,7 @@ mod tests {
         fs::write(tmp.path().join("secret"), "x").unwrap();
         symlink(tmp.path().join("secret"), root.join("out")).unwrap();
         symlink("loop", root.join("loop")).unwrap();
-        let p = WasiProvider::new(&root).unwrap();
+        let p = WasiProvider::new(crate::WasiStore::new(&root).unwrap());
         use DirEntryKind::*;
         let want = [
             ("B.txt", File, 1),

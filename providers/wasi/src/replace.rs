@@ -1,0 +1,149 @@
+//! [`WasiReplace`]: the atomic replacement of one name. The new content goes
+//! to a temp file in the same directory, is given the old file's permissions
+//! and fsynced, then takes the name under a guard: a create links it only
+//! if the name is still free, a guarded replacement stats the name again
+//! right before the rename (WASI has no locks to hold meanwhile).
+
+use crate::meta;
+use crate::object::{self, WasiObject};
+use crate::store::{WasiStore, map_io};
+use dsh_fs_core::seam::vanished;
+use dsh_fs_core::store::{Guard, Replace, Target};
+use dsh_fs_core::{ErrorCode, FsError};
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::PathBuf;
+use tempfile::NamedTempFile;
+
+/// What every temp file's name ends with, so a leftover is recognisable.
+pub const TEMP_SUFFIX: &str = ".dsh-fs-tmp";
+
+/// A replacement of one name in progress. Dropped without
+/// [`Replace::commit`], it removes its temp file.
+#[derive(Debug)]
+pub struct WasiReplace {
+    dir: PathBuf,
+    name: String,
+    shown: String,
+    /// The permissions of the file replaced (native builds; WASI 0.2 has no modes).
+    perms: Option<fs::Permissions>,
+    /// Made on the first write, so a refused call touches nothing.
+    temp: Option<NamedTempFile>,
+}
+
+/// Opens what is at the target (`None` when absent) and checks, or creates,
+/// its parent directory. The root itself is a directory, not a file.
+pub(crate) fn begin(
+    store: &WasiStore,
+    target: &Target,
+    create_parents: bool,
+) -> Result<(WasiReplace, Option<WasiObject>), FsError> {
+    let shown = target.display_path();
+    let Some(name) = target.name() else {
+        return Err(FsError::new(
+            ErrorCode::NotRegularFile,
+            format!("{shown} is the workspace root, a directory"),
+        ));
+    };
+    let path = store.path(target.key());
+    let dir = path.parent().expect("a named key has a parent").to_owned();
+    match fs::symlink_metadata(&dir) {
+        Ok(_) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound && create_parents => {
+            fs::create_dir_all(&dir).map_err(|e| map_io(e, shown))?;
+        }
+        Err(e) => return Err(map_io(e, shown)),
+    }
+    let current = match object::open_regular(&path, shown) {
+        Ok(object) => Some(object),
+        Err(e) if e.code == ErrorCode::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    let replace = WasiReplace {
+        dir,
+        name: name.to_owned(),
+        shown: shown.to_owned(),
+        perms: current.as_ref().and_then(|o| permissions(o.file())),
+        temp: None,
+    };
+    Ok((replace, current))
+}
+
+impl WasiReplace {
+    fn temp(&mut self) -> Result<&mut NamedTempFile, FsError> {
+        if self.temp.is_none() {
+            let temp = tempfile::Builder::new()
+                .prefix(&format!(".{}.", self.name))
+                .suffix(TEMP_SUFFIX)
+                .tempfile_in(&self.dir)
+                .map_err(|e| map_io(e, &self.shown))?;
+            self.temp = Some(temp);
+        }
+        Ok(self.temp.as_mut().expect("made above"))
+    }
+}
+
+impl Replace for WasiReplace {
+    type Object = WasiObject;
+
+    fn write(&mut self, bytes: &[u8]) -> Result<(), FsError> {
+        let shown = self.shown.clone();
+        self.temp()?.write_all(bytes).map_err(|e| map_io(e, &shown))
+    }
+
+    fn commit(mut self, guard: Guard<'_>) -> Result<String, FsError> {
+        let shown = std::mem::take(&mut self.shown);
+        self.temp()?;
+        let temp = self.temp.take().expect("made above");
+        let written = (|| {
+            if let Some(perms) = self.perms.take() {
+                temp.as_file().set_permissions(perms)?;
+            }
+            temp.as_file().sync_all()
+        })();
+        written.map_err(|e| map_io(e, &shown))?;
+        let target = self.dir.join(&self.name);
+        // A failed persist hands the temp file back; dropping it removes it.
+        match guard {
+            Guard::Absent => temp.persist_noclobber(&target).map_err(|e| {
+                if e.error.kind() == io::ErrorKind::AlreadyExists {
+                    FsError::new(
+                        ErrorCode::NotObserved,
+                        format!("{shown} was created by another program meanwhile; read it first"),
+                    )
+                } else {
+                    map_io(e.error, &shown)
+                }
+            })?,
+            Guard::Unchanged(token) => match meta::stat_path(&target) {
+                Ok(now) if now.token == token => {
+                    temp.persist(&target).map_err(|e| map_io(e.error, &shown))?
+                }
+                Ok(_) => return Err(FsError::stale(&shown)),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(vanished(&shown)),
+                Err(e) => return Err(map_io(e, &shown)),
+            },
+            Guard::None => temp.persist(&target).map_err(|e| map_io(e.error, &shown))?,
+        };
+        // Durability of the rename; a runtime that cannot open or sync
+        // directories still has the renamed, fsynced file.
+        if let Ok(d) = File::open(&self.dir) {
+            let _ = d.sync_all();
+        }
+        meta::stat_path(&target)
+            .map(|m| m.token)
+            .map_err(|e| map_io(e, &shown))
+    }
+}
+
+/// The permissions a replacement keeps.
+#[cfg(unix)]
+fn permissions(file: &File) -> Option<fs::Permissions> {
+    file.metadata().ok().map(|m| m.permissions())
+}
+
+/// WASI 0.2 has no file modes: a replaced file there gets the runtime's default mode.
+#[cfg(not(unix))]
+fn permissions(_: &File) -> Option<fs::Permissions> {
+    None
+}
