@@ -1,6 +1,9 @@
 //! The WIT glue: exports `dsh:fs/provider` by forwarding to one
 //! [`WasiProvider`] (the text layer over a [`WasiStore`] opened on the root
-//! named by the environment). Nothing else lives here.
+//! named by the environment), and `dsh:fs/store` (in [`store`]) by
+//! forwarding to that same store. Nothing else lives here.
+
+mod store;
 
 use crate::{WasiObject, WasiProvider, WasiStore};
 use dsh_fs_core as core;
@@ -11,7 +14,7 @@ use std::cell::RefCell;
 use std::sync::OnceLock;
 
 wit_bindgen::generate!({
-    world: "fs-provider",
+    world: "fs-provider-store",
     path: "../../wit",
 });
 
