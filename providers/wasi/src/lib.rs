@@ -37,7 +37,7 @@ mod store;
 #[cfg(target_arch = "wasm32")]
 mod component;
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
 mod tests;
 
 pub use object::WasiObject;

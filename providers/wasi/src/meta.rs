@@ -129,7 +129,7 @@ mod tests {
 
     #[test]
     fn stat_reports_kind_and_size() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = crate::tests::scratch();
         let file = dir.path().join("f");
         std::fs::write(&file, b"12345").unwrap();
         let st = stat_path(&file).unwrap();

@@ -13,7 +13,7 @@ use std::path::Path;
 const MAX_LINKS: u32 = 40;
 
 /// The canonical key of the normalized root-relative `rel`; components past
-/// the first missing one are kept as they are.
+/// the first missing one (or past a file) are kept as they are.
 pub(crate) fn canonical(store: &WasiStore, rel: &str, shown: &str) -> Result<String, FsError> {
     let mut todo: VecDeque<String> = rel.split('/').map(str::to_owned).collect();
     let mut done: Vec<String> = Vec::new();
@@ -35,7 +35,12 @@ pub(crate) fn canonical(store: &WasiStore, rel: &str, shown: &str) -> Result<Str
         match fs::symlink_metadata(&here) {
             Ok(m) if m.file_type().is_symlink() => {}
             Ok(_) => continue,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            // Nothing there, or a file used as a directory: the key is
+            // the path as spelled, and using it says which.
+            Err(e)
+                if e.kind() == io::ErrorKind::NotFound
+                    || e.raw_os_error() == Some(libc::ENOTDIR) =>
+            {
                 missing = true;
                 continue;
             }

@@ -1,13 +1,39 @@
 //! The provider contract as the text layer serves it over [`WasiStore`] on
 //! a real directory: bytes, versions and guards, symlink confinement, the
-//! refusals of non-files, streams.
+//! refusals of non-files, streams. They run natively and, built for
+//! `wasm32-wasip2`, under `wasmtime run` (`scripts/wasi-test-runner`).
 
 use crate::{TEMP_SUFFIX, WasiProvider, WasiStore};
 use dsh_fs_core::store::TextStream;
 use dsh_fs_core::{EditRequest, ErrorCode, FsError, WriteIntent, WriteOperation};
 use std::fs;
-use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
+
+/// A fresh scratch directory. WASI has no `std::env::temp_dir`: there the
+/// runner grants one and names it in `TMPDIR`.
+pub(crate) fn scratch() -> tempfile::TempDir {
+    match std::env::var_os("TMPDIR") {
+        Some(dir) if cfg!(target_os = "wasi") => tempfile::tempdir_in(dir).unwrap(),
+        _ => tempfile::tempdir().unwrap(),
+    }
+}
+
+/// Makes `link` a symbolic link to `to`; like `std::os::unix::fs::symlink`,
+/// on WASI too.
+pub(crate) fn symlink(to: impl AsRef<Path>, link: impl AsRef<Path>) -> std::io::Result<()> {
+    #[cfg(unix)]
+    return std::os::unix::fs::symlink(to, link);
+    #[cfg(target_os = "wasi")]
+    {
+        let c = |p: &Path| std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+        let (to, link) = (c(to.as_ref()), c(link.as_ref()));
+        // SAFETY: two NUL-terminated paths.
+        match unsafe { libc::symlink(to.as_ptr(), link.as_ptr()) } {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        }
+    }
+}
 
 struct Fixture {
     _tmp: tempfile::TempDir,
@@ -17,7 +43,7 @@ struct Fixture {
 }
 
 fn fixture() -> Fixture {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = scratch();
     let root = tmp.path().join("root");
     let outside = tmp.path().join("outside");
     fs::create_dir(&root).unwrap();
@@ -81,7 +107,11 @@ fn guards_follow_content() {
     let f = fixture();
     let p = &f.provider;
     fs::write(f.root.join("a.txt"), "a\n").unwrap();
-    fs::set_permissions(f.root.join("a.txt"), fs::Permissions::from_mode(0o750)).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(f.root.join("a.txt"), fs::Permissions::from_mode(0o750)).unwrap();
+    }
     let t = p.resolve("a.txt").unwrap();
     assert_eq!(
         code(p.write_text(&t, "x", Some(WriteIntent::CreateIfAbsent))),
@@ -92,11 +122,12 @@ fn guards_follow_content() {
     fs::write(f.root.join("a.txt"), "a\n").unwrap();
     let edit = EditRequest::new("a", "b", false);
     let v = p.edit_text(&t, &edit, Some(&v)).unwrap().version;
-    let mode = fs::metadata(f.root.join("a.txt"))
-        .unwrap()
-        .permissions()
-        .mode();
-    assert_eq!(mode & 0o7777, 0o750);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(f.root.join("a.txt")).unwrap().permissions();
+        assert_eq!(mode.mode() & 0o7777, 0o750);
+    }
     fs::write(f.root.join("a.txt"), "c\n").unwrap();
     let edit = EditRequest::new("c", "d", false);
     assert_eq!(
@@ -124,7 +155,6 @@ fn symlinks_resolve_inside_and_are_denied_outside() {
     fs::write(f.root.join("sub/real.txt"), "x\n").unwrap();
     symlink("sub/real.txt", f.root.join("alias.txt")).unwrap();
     symlink("../alias.txt", f.root.join("sub/back.txt")).unwrap();
-    symlink(f.outside.join("secret.txt"), f.root.join("abs-out")).unwrap();
     symlink("../../outside", f.root.join("sub/rel-out")).unwrap();
     symlink("loop", f.root.join("loop")).unwrap();
     assert_eq!(p.resolve("alias.txt").unwrap().key(), "sub/real.txt");
@@ -135,12 +165,17 @@ fn symlinks_resolve_inside_and_are_denied_outside() {
         p.resolve(&format!("{root}/sub/new")).unwrap().key(),
         "sub/new"
     );
-    for path in [
-        "abs-out",
+    let mut denied = vec![
         "sub/rel-out/secret.txt",
         "../outside/secret.txt",
         "/etc/passwd",
-    ] {
+    ];
+    // WASI makes relative links only; the runtime can only hand an absolute one over.
+    if cfg!(unix) {
+        symlink(f.outside.join("secret.txt"), f.root.join("abs-out")).unwrap();
+        denied.push("abs-out");
+    }
+    for path in denied {
         assert_eq!(code(p.resolve(path)), ErrorCode::SandboxDenied, "{path}");
     }
     assert_eq!(code(p.resolve("loop")), ErrorCode::InvalidInput);
@@ -157,19 +192,18 @@ fn non_files_and_limits_are_refused() {
     fs::create_dir(f.root.join("d")).unwrap();
     fs::write(f.root.join("bin"), b"a\0b").unwrap();
     fs::write(f.root.join("big"), "0123456789").unwrap();
-    let fifo = std::ffi::CString::new(f.root.join("fifo").to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
     let t = |path| p.resolve(path).unwrap();
+    // WASI cannot make a FIFO; the runtime can only hand one over.
+    #[cfg(unix)]
+    {
+        let fifo = std::ffi::CString::new(f.root.join("fifo").to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let fifo = t("fifo");
+        assert_eq!(code(p.read_text(&fifo, 100)), ErrorCode::NotRegularFile);
+        assert_eq!(code(p.stream_text(&fifo, 0)), ErrorCode::NotRegularFile);
+    }
     assert_eq!(code(p.read_text(&t("d"), 100)), ErrorCode::NotRegularFile);
-    assert_eq!(
-        code(p.read_text(&t("fifo"), 100)),
-        ErrorCode::NotRegularFile
-    );
-    assert_eq!(
-        code(p.stream_text(&t("fifo"), 0)),
-        ErrorCode::NotRegularFile
-    );
     assert_eq!(code(p.read_text(&t("."), 100)), ErrorCode::NotRegularFile);
     assert_eq!(
         code(p.write_text(&t("."), "x", None)),
@@ -178,7 +212,11 @@ fn non_files_and_limits_are_refused() {
     assert_eq!(code(p.read_text(&t("bin"), 100)), ErrorCode::NotText);
     assert_eq!(code(p.read_text(&t("big"), 9)), ErrorCode::TooLarge);
     assert_eq!(code(p.read_text(&t("missing"), 9)), ErrorCode::NotFound);
-    assert_eq!(code(p.resolve("big/x")), ErrorCode::NotDirectory);
+    assert_eq!(code(p.read_text(&t("big/x"), 9)), ErrorCode::NotDirectory);
+    assert_eq!(
+        code(p.write_text(&t("big/x"), "x", None)),
+        ErrorCode::NotDirectory
+    );
 }
 
 #[test]
