@@ -70,13 +70,13 @@ pub(crate) fn begin(
 }
 
 impl WasiReplace {
-    fn temp(&mut self) -> Result<&mut NamedTempFile, FsError> {
+    /// The temp file, made beside the target on first use.
+    fn temp(&mut self) -> io::Result<&mut NamedTempFile> {
         if self.temp.is_none() {
             let temp = tempfile::Builder::new()
                 .prefix(&format!(".{}.", self.name))
                 .suffix(TEMP_SUFFIX)
-                .tempfile_in(&self.dir)
-                .map_err(|e| map_io(e, &self.shown))?;
+                .tempfile_in(&self.dir)?;
             self.temp = Some(temp);
         }
         Ok(self.temp.as_mut().expect("made above"))
@@ -87,14 +87,15 @@ impl Replace for WasiReplace {
     type Object = WasiObject;
 
     fn write(&mut self, bytes: &[u8]) -> Result<(), FsError> {
-        let shown = self.shown.clone();
-        self.temp()?.write_all(bytes).map_err(|e| map_io(e, &shown))
+        self.temp()
+            .and_then(|temp| temp.write_all(bytes))
+            .map_err(|e| map_io(e, &self.shown))
     }
 
     fn commit(mut self, guard: Guard<'_>) -> Result<String, FsError> {
-        let shown = std::mem::take(&mut self.shown);
-        self.temp()?;
+        self.temp().map(drop).map_err(|e| map_io(e, &self.shown))?;
         let temp = self.temp.take().expect("made above");
+        let shown = std::mem::take(&mut self.shown);
         let written = (|| {
             if let Some(perms) = self.perms.take() {
                 temp.as_file().set_permissions(perms)?;
