@@ -23,6 +23,7 @@ mod reliability;
 mod schema;
 mod serve;
 mod stores;
+mod wasi_store;
 mod wasmtime_cli;
 
 use dsh_fs::{LocalProvider, Provider, Runtime, Session, SessionOptions, ToolResult};

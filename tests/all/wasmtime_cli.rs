@@ -63,7 +63,7 @@ fn wasmtime() -> &'static Path {
 }
 
 /// The composed component, built and composed once per test run by the script.
-fn composed() -> &'static Path {
+pub(crate) fn composed() -> &'static Path {
     static WASM: OnceLock<PathBuf> = OnceLock::new();
     WASM.get_or_init(|| {
         let wac = installed("wac", WAC_VERSION);
