@@ -63,11 +63,11 @@ impl ToolResult {
 /// The definitions of every tool, in a stable order.
 pub fn definitions() -> Vec<ToolDefinition> {
     vec![
-        read::definition(),
-        write::definition(),
-        edit::definition(),
-        glob::definition(),
-        grep::definition(),
+        read::SPEC.definition(),
+        write::SPEC.definition(),
+        edit::SPEC.definition(),
+        glob::SPEC.definition(),
+        grep::SPEC.definition(),
     ]
 }
 

@@ -2,8 +2,8 @@
 //! and how to continue. Small files are read whole; large ones are streamed,
 //! so memory stays bounded by the window, not the file.
 
-use super::args::Args;
-use super::{Session, ToolDefinition, plural};
+use super::args::{Args, FILE_PATH, Field, Kind, Spec};
+use super::{Session, plural};
 use crate::error::{Tool, ToolError};
 use crate::provider::{Provider, TextStream};
 use dsh_fs_core::{ErrorCode, FsError, STREAM_THRESHOLD};
@@ -17,42 +17,37 @@ pub const MAX_OUTPUT_BYTES: usize = 50 * 1024;
 /// Chunk size asked of `stream-text`.
 pub(super) const STREAM_CHUNK: u32 = 1 << 20;
 
-const FIELDS: &[&str] = &["file_path", "offset", "limit"];
-
-pub(super) fn definition() -> ToolDefinition {
-    ToolDefinition {
-        name: "read",
-        description: "Read a UTF-8 text file as numbered lines `N: text` (the prefix is not part \
+pub(super) static SPEC: Spec = Spec {
+    name: "read",
+    description: "Read a UTF-8 text file as numbered lines `N: text` (the prefix is not part \
 of the file), up to 2000 from offset; the footer gives the total and the offset to continue. \
 Read-before-write policy: reading any window of a file lets this session write or edit it until it \
 changes; a change since fails with FS_STALE_VERSION (read again).",
-        guidance: "Page through a long file with offset and limit. Lines over 2000 characters are \
+    guidance: "Page through a long file with offset and limit. Lines over 2000 characters are \
 cut; output stops at 50 KiB.",
-        parameters: serde_json::json!({
-            "type": "object",
-            "properties": {
-                "file_path": {
-                    "type": "string",
-                    "description": "Path relative to the workspace root"
-                },
-                "offset": {
-                    "type": "integer", "minimum": 1,
-                    "description": "First line, 1-based (default 1)"
-                },
-                "limit": {
-                    "type": "integer", "minimum": 1, "maximum": MAX_LINES,
-                    "description": "Lines to return (default 2000)"
-                }
+    fields: &[
+        FILE_PATH,
+        Field {
+            name: "offset",
+            kind: Kind::Positive { maximum: None },
+            required: false,
+            description: "First line, 1-based (default 1)",
+            hint: None,
+        },
+        Field {
+            name: "limit",
+            kind: Kind::Positive {
+                maximum: Some(MAX_LINES),
             },
-            "required": ["file_path"],
-            "additionalProperties": false
-        })
-        .to_string(),
-    }
-}
+            required: false,
+            description: "Lines to return (default 2000)",
+            hint: None,
+        },
+    ],
+};
 
 pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<String, ToolError> {
-    let mut args = Args::parse("read", FIELDS, json)?;
+    let mut args = Args::parse(&SPEC, json)?;
     let path = args.string("file_path")?;
     let offset = args.positive("offset")?.unwrap_or(1);
     let limit = args.positive("limit")?.unwrap_or(MAX_LINES).min(MAX_LINES);
