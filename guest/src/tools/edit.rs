@@ -6,7 +6,7 @@
 use super::args::{Args, FILE_PATH, Field, Kind, Spec};
 use super::diagnose::{Diagnoser, numbered_like_read};
 use super::diff::diff;
-use super::read::Window;
+use super::window::Window;
 use super::{Session, plural, refuse_unobserved, stream_each};
 use crate::error::{Tool, ToolError};
 use crate::provider::Provider;
