@@ -245,36 +245,31 @@ fn short(v: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{edit, read};
     use super::*;
 
-    static SPEC: Spec = Spec {
-        name: "read",
-        description: "",
-        guidance: "",
-        fields: &[
-            FILE_PATH,
-            Field {
-                name: "offset",
-                kind: Kind::Positive { maximum: None },
-                required: false,
-                description: "",
-                hint: None,
-            },
-            Field {
-                name: "flag",
-                kind: Kind::Flag,
-                required: false,
-                description: "",
-                hint: None,
-            },
-        ],
-    };
-
+    /// The first error of an `edit` call whose every field is taken, or "".
     fn err(json: &str) -> String {
-        match Args::parse(&SPEC, json) {
+        match Args::parse(&edit::SPEC, json) {
             Err(e) => e.message,
-            Ok(mut a) => match (a.string("file_path"), a.positive("offset"), a.flag("flag")) {
-                (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => e.message,
+            Ok(mut a) => match (
+                a.string("file_path"),
+                a.string("old_string"),
+                a.string("new_string"),
+                a.flag("replace_all"),
+            ) {
+                (Err(e), ..) | (_, Err(e), ..) | (.., Err(e), _) | (.., Err(e)) => e.message,
+                _ => String::new(),
+            },
+        }
+    }
+
+    /// The same for `read`, whose optional fields are integers.
+    fn read_err(json: &str) -> String {
+        match Args::parse(&read::SPEC, json) {
+            Err(e) => e.message,
+            Ok(mut a) => match (a.string("file_path"), a.positive("offset")) {
+                (Err(e), _) | (_, Err(e)) => e.message,
                 _ => String::new(),
             },
         }
@@ -282,21 +277,26 @@ mod tests {
 
     #[test]
     fn each_bad_input_names_the_problem() {
+        let edit = |rest: &str| err(&format!(r#"{{"file_path":"a","old_string":"x"{rest}}}"#));
         assert!(err("{").contains("not valid JSON"));
         assert!(err("[1]").contains("must be a JSON object, got an array"));
-        assert!(err(r#"{"file_path":"a","bogus":1}"#).contains("unknown field `bogus`"));
+        assert!(edit(r#","bogus":1"#).contains(
+            "unknown field `bogus` (fields: file_path, old_string, new_string, replace_all)"
+        ));
         assert!(err(r#"{}"#).contains("missing required field `file_path`"));
         assert!(err(r#"{"file_path":7}"#).contains("`file_path` must be a string, got a number"));
-        assert!(
-            err(r#"{"file_path":"a","offset":0}"#)
-                .contains("`offset` must be an integer of at least 1, got 0")
-        );
-        assert!(err(r#"{"file_path":"a","offset":-2}"#).contains("got -2"));
-        assert!(err(r#"{"file_path":"a","offset":1.5}"#).contains("got 1.5"));
-        assert!(err(r#"{"file_path":"a","offset":"3"}"#).contains("got the string \"3\""));
-        assert!(err(r#"{"file_path":"a","flag":"yes"}"#).contains("must be true or false"));
+        assert!(edit("").contains(
+            "missing required field `new_string` (an empty string \"\" deletes old_string)"
+        ));
+        assert!(edit(r#","new_string":"y","replace_all":"yes""#).contains("must be true or false"));
+        assert_eq!(edit(r#","new_string":"","replace_all":null"#), "");
+        let offset = |v: &str| read_err(&format!(r#"{{"file_path":"a","offset":{v}}}"#));
+        assert!(offset("0").contains("`offset` must be an integer of at least 1, got 0"));
+        assert!(offset("-2").contains("got -2"));
+        assert!(offset("1.5").contains("got 1.5"));
+        assert!(offset(r#""3""#).contains("got the string \"3\""));
+        assert_eq!(offset("null"), "");
         let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
         assert!(err(&deep).contains("not valid JSON"));
-        assert_eq!(err(r#"{"file_path":"a","offset":null,"flag":true}"#), "");
     }
 }
