@@ -30,6 +30,7 @@ impl api::Guest for Component {
     type Listing = ListingResource;
     type Replacement = ReplacementResource;
 
+    /// None when the root was not granted; every other call says why.
     fn roots() -> Vec<String> {
         store().map_or_else(
             |_| Vec::new(),
