@@ -1,9 +1,10 @@
-// The transpiled tools component, loaded once per process or page: its core
-// modules are compiled up front (asynchronously, which browsers require for
-// modules this size), so each session can then be instantiated synchronously.
+// The transpiled component (the tools composed with the text layer, which
+// imports `dsh:fs/store`), loaded once per process or page: its core modules
+// are compiled up front (asynchronously, which browsers require for modules
+// this size), so each session can then be instantiated synchronously.
 
 import { wasiImports } from './wasi.js';
-import { providerImport } from './binding.js';
+import { storeImport } from './binding.js';
 
 const GENERATED = new URL('../generated/', import.meta.url);
 
@@ -39,12 +40,12 @@ async function compile(url) {
 
 const component = await load();
 
-/** A fresh instance of the component bound to `provider`: its `dsh:fs/tools` exports. */
-export function instantiate(provider) {
+/** A fresh instance of the component bound to `store`: its `dsh:fs/tools` exports. */
+export function instantiate(store) {
   const exports = component.instantiate((name) => component.compiled.get(name), {
     ...wasiImports,
     'dsh:fs/types': {},
-    'dsh:fs/provider': providerImport(provider),
+    'dsh:fs/store': storeImport(store),
   });
   return exports.tools;
 }
