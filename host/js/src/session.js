@@ -3,16 +3,16 @@
 // value that cannot be lowered) becomes an INTERNAL_ERROR result and the
 // session continues on a fresh instance, with no observations.
 
-import { instantiate } from './component.js';
 import { MemoryStore } from './store/memory.js';
 
 /**
- * Opens a session. `observationPolicy` enforces read-before-write/edit and
- * stale-version checks; `store` holds the files (a fresh MemoryStore when
- * omitted; `provider` is its former name). Returns
+ * Opens a session on instances made by `instantiate(store)`.
+ * `observationPolicy` enforces read-before-write/edit and stale-version
+ * checks; `store` holds the files (a fresh MemoryStore when omitted;
+ * `provider` is its former name). Returns
  * `{ execute(tool, args), definitions(), store }`.
  */
-export function createSession({ observationPolicy = true, store, provider } = {}) {
+export function openSession(instantiate, { observationPolicy = true, store, provider } = {}) {
   store ??= provider ?? new MemoryStore();
   const options = { observationPolicy: Boolean(observationPolicy) };
   let tools = instantiate(store);

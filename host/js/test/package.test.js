@@ -103,6 +103,7 @@ before(async () => {
       "export * as host from '@dsh-fs/host';",
       "export * as aiSdk from '@dsh-fs/host/ai-sdk';",
       "export * as node from '@dsh-fs/host/node';",
+      "export * as opfs from '@dsh-fs/host/opfs';",
       "export { asSchema } from 'ai';",
       '',
     ].join('\n'),
@@ -139,7 +140,7 @@ test('the tarball carries the sources, their declarations and the component, not
   assert.ok(listed.includes('src/index.d.ts') && listed.includes('src/ai-sdk.d.ts'));
   assert.deepEqual(
     listed.filter((p) => p.endsWith('.d.ts')),
-    ['src/ai-sdk.d.ts', 'src/index.d.ts', 'src/node.d.ts'],
+    ['src/ai-sdk.d.ts', 'src/index.d.ts', 'src/node.d.ts', 'src/opfs.d.ts'],
   );
   t.diagnostic(`${TARBALL}: ${statSync(join(project, TARBALL)).size} bytes, ${listed.length} files`);
 });
@@ -149,6 +150,7 @@ test('the declarations name exactly what the modules export', () => {
     ['index', installed.host],
     ['ai-sdk', installed.aiSdk],
     ['node', installed.node],
+    ['opfs', installed.opfs],
   ]) {
     const dts = readFileSync(join(project, `node_modules/@dsh-fs/host/src/${module}.d.ts`), 'utf8');
     const declared = [...dts.matchAll(/^export (?:function|class|const) (\w+)/gm)].map((m) => m[1]);
@@ -272,7 +274,7 @@ test('tsc: the declarations hold, and type-check a TypeScript consumer and the R
     assert.equal(out.status, 0, `tsc ${args.join(' ')}:\n${out.stdout}${out.stderr}`);
   };
   // The package's own declarations, checked in full (the consumer's tsconfig skips libraries').
-  for (const module of ['index', 'node']) {
+  for (const module of ['index', 'node', 'opfs']) {
     tsc('--ignoreConfig', '--noEmit', '--strict', '--types', '', `node_modules/@dsh-fs/host/src/${module}.d.ts`);
   }
   tsc('-p', 'tsconfig.json');

@@ -22,6 +22,7 @@ import {
   type ToolResult,
 } from '@dsh-fs/host';
 import { NodeStore } from '@dsh-fs/host/node';
+import { openOpfs, type OpfsSession } from '@dsh-fs/host/opfs';
 import { aiSdkTools, type AiSdkTools } from '@dsh-fs/host/ai-sdk';
 import { generateText, stepCountIs, type LanguageModel, type ToolSet } from 'ai';
 
@@ -34,6 +35,13 @@ const bytes: Uint8Array | undefined = session.store.get('src/app.ts');
 const former: Session<MemoryProvider> = createSession({ provider: new MemoryProvider() });
 const onDisk: Session<NodeStore> = createSession({ store: new NodeStore('.') });
 const root: string = onDisk.store.root;
+export async function onOpfs(): Promise<ToolResult> {
+  const opfs = await openOpfs({ directory: 'project' });
+  const agent: OpfsSession = await opfs.createSession();
+  const result = await agent.execute('read', { file_path: 'a.txt' });
+  await opfs.close();
+  return result;
+}
 
 const read: ToolResult = session.execute('read', { file_path: 'src/app.ts', offset: 1, limit: 10 });
 if (read.isError) {
