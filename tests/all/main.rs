@@ -22,6 +22,7 @@ mod readme;
 mod reliability;
 mod schema;
 mod serve;
+mod stores;
 mod wasmtime_cli;
 
 use dsh_fs::{LocalProvider, Provider, Runtime, Session, SessionOptions, ToolResult};

@@ -9,6 +9,8 @@
 //! layer's business, written once. `wit/store.wit` is the same seam for
 //! stores that live outside Rust or outside this process.
 
+#[cfg(any(test, feature = "contract"))]
+pub mod contract;
 pub mod memory;
 
 use crate::{DirEntry, EntryKind, FsError, SearchQuery, Version};
