@@ -11,10 +11,35 @@ use dsh_fs_core::store::TextStream as _;
 use std::cell::RefCell;
 use std::sync::OnceLock;
 
+#[cfg(not(feature = "contract"))]
 wit_bindgen::generate!({
     world: "fs-text",
     path: "../wit",
 });
+
+#[cfg(feature = "contract")]
+wit_bindgen::generate!({
+    world: "fs-text-contract",
+    path: "../wit",
+});
+
+/// The byte-store contract suite, run against the imported store.
+#[cfg(feature = "contract")]
+impl exports::dsh::fs::store_contract::Guest for Component {
+    fn checks() -> Vec<String> {
+        let checks = dsh_fs_core::store::contract::checks::<WitStore>();
+        checks.iter().map(|c| c.name.to_owned()).collect()
+    }
+
+    fn run(name: String) -> Result<(), String> {
+        let checks = dsh_fs_core::store::contract::checks::<WitStore>();
+        let check = checks
+            .iter()
+            .find(|c| c.name == name)
+            .ok_or_else(|| format!("no check is named {name}"))?;
+        check.run(&WitStore::new())
+    }
+}
 
 use dsh::fs::store as store_wit;
 use dsh::fs::types as inner;

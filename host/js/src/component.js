@@ -12,5 +12,5 @@ const wasi = wasiFrom({ cli, clocks, io, random });
 
 /** A fresh instance of the component bound to `store`: its `dsh:fs/tools` exports. */
 export function instantiate(store) {
-  return bind(component, store, wasi);
+  return bind(component, store, wasi).tools;
 }

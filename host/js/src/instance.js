@@ -8,22 +8,24 @@ import { storeImport } from './binding.js';
 
 const GENERATED = new URL('../generated/', import.meta.url);
 
-/** The transpiled component, compiled. */
-export async function load() {
+/**
+ * The transpiled component whose jco module is `entry` (the package's own
+ * by default), its core modules (listed in `core-modules.js` beside it)
+ * compiled.
+ */
+export async function load(entry = new URL('dsh-fs-tools.js', GENERATED)) {
   let transpiled;
   let manifest;
   try {
-    transpiled = await import(new URL('dsh-fs-tools.js', GENERATED).href);
-    manifest = await import(new URL('core-modules.js', GENERATED).href);
+    transpiled = await import(entry.href);
+    manifest = await import(new URL('core-modules.js', entry).href);
   } catch (e) {
-    throw new Error(
-      `cannot load the transpiled component from ${GENERATED.href} (run \`npm run build\` first): ${e.message}`,
-    );
+    throw new Error(`cannot load the transpiled component ${entry.href} (run \`npm run build\` first): ${e.message}`);
   }
   const compiled = new Map();
   await Promise.all(
     manifest.coreModules.map(async (name) => {
-      compiled.set(name, await compile(new URL(name, GENERATED)));
+      compiled.set(name, await compile(new URL(name, entry)));
     }),
   );
   return { instantiate: transpiled.instantiate, compiled };
@@ -41,7 +43,7 @@ async function compile(url) {
 
 /**
  * A fresh instance of `component` bound to `store`, with `wasi` as its WASI
- * imports: its `dsh:fs/tools` exports.
+ * imports: its exports (`tools` for the package's component).
  */
 export function bind(component, store, wasi) {
   const exports = component.instantiate((name) => component.compiled.get(name), {
@@ -49,7 +51,7 @@ export function bind(component, store, wasi) {
     'dsh:fs/types': {},
     'dsh:fs/store': storeImport(store),
   });
-  return exports.tools;
+  return exports;
 }
 
 /**

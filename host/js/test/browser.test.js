@@ -75,3 +75,15 @@ test('read, edit, stale edit and a create on OPFS, in a dedicated worker', async
   assert.equal(t.newOnDisk, 'fresh\n');
   assert.ok(server.served.includes('/src/opfs/worker.js'), server.served.join(' '));
 });
+
+test('the OpfsStore keeps the byte-store contract, in a dedicated worker', async () => {
+  const { value: result, problems } = await visit(
+    browser,
+    `${server.origin}/test/browser/contract.html`,
+    () => window.contractResult,
+  );
+  assert.equal(result?.error, undefined, `${result?.error}\n${problems.join('\n')}`);
+  assert.deepEqual(problems, []);
+  assert.ok(result.names.length >= 16, result.names.join(' '));
+  assert.deepEqual(result.failures, []);
+});

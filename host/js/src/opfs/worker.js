@@ -33,7 +33,7 @@ async function handle(message) {
       dir = await dir.getDirectoryHandle(name, { create: true });
     }
     store = await OpfsStore.open(dir, { root });
-    instantiate = (s) => bind(component, s, wasi);
+    instantiate = (s) => bind(component, s, wasi).tools;
     return null;
   }
   if (message.close) {
