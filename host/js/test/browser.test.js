@@ -49,7 +49,7 @@ test('the shared scenario runs in headless Chromium like in Node', async () => {
   assert.deepEqual(result.transcript, runScenario(pkg));
 });
 
-test('read, edit, stale edit and a create on OPFS, in a dedicated worker', async () => {
+test('read, edit, stale edit, a create and a crash recovery on OPFS, in a dedicated worker', async () => {
   const { value: result, problems } = await visit(
     browser,
     `${server.origin}/test/browser/opfs.html`,
@@ -73,6 +73,10 @@ test('read, edit, stale edit and a create on OPFS, in a dedicated worker', async
   // What the worker left on disk, read by the page once it let go.
   assert.equal(t.aOnDisk, 'three\n');
   assert.equal(t.newOnDisk, 'fresh\n');
+  // A rewrite cut short by a crash is finished from the journal; the journal is no file of the workspace.
+  assert.deepEqual(t.recovered, { text: 'File: a.txt\n1: recovered\n(End of file: 1 line.)', code: null });
+  assert.equal(t.journalHidden.code, 'FS_SANDBOX_DENIED');
+  assert.deepEqual(t.rootAfter, { text: 'a.txt\nsrc/new.txt', code: null });
   assert.ok(server.served.includes('/src/opfs/worker.js'), server.served.join(' '));
 });
 

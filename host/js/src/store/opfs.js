@@ -9,11 +9,20 @@
 // during a call is held in memory until `settle()`, which the worker awaits
 // after each call, creates it (with its parents) on disk.
 //
-// A replace rewrites the file in place through its handle (truncate, write,
-// flush): no other context can see it half-written, but a crash of the
-// browser during those few writes can leave it torn.
+// A replace rewrites the file in place through its handle, but first puts
+// the whole new content in a journal (`.dsh-fs-journal`, hidden from the
+// workspace) and flushes it: a crash during the rewrite is repaired by the
+// next `OpfsStore.open`, which finishes the journaled write. Readers see
+// the old bytes or the new, and other contexts cannot open the files at all.
 
 import { FsError } from '../error.js';
+
+/** The journal's name in the store's directory; never listed, never opened as a file. */
+const JOURNAL = '.dsh-fs-journal';
+/** Ends a complete journal record. */
+const DONE = 0x454e4f44; // "DONE"
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 /** The store of one OPFS directory; `await OpfsStore.open(directoryHandle)`. */
 export class OpfsStore {
@@ -24,6 +33,7 @@ export class OpfsStore {
   /** key -> FileSystemDirectoryHandle, or null until settled. */
   #dirs = new Map();
   #generation = 0;
+  #journal;
 
   constructor(dir, root) {
     this.#dir = dir;
@@ -34,12 +44,25 @@ export class OpfsStore {
   /** Opens the store of `dir`, taking every file's access handle; absolute paths live under `root`. */
   static async open(dir, { root = '/workspace' } = {}) {
     const store = new OpfsStore(dir, root);
+    const journal = await (await dir.getFileHandle(JOURNAL, { create: true })).createSyncAccessHandle();
+    const pending = replay(journal);
+    if (pending) {
+      // The last rewrite did not finish: finish it before anything reads.
+      const file = await store.#handle(pending.key);
+      const access = await file.createSyncAccessHandle();
+      overwrite(access, pending.bytes);
+      access.close();
+    }
+    journal.truncate(0);
+    journal.flush();
+    store.#journal = journal;
     await store.#walk(dir, '');
     return store;
   }
 
   async #walk(dir, prefix) {
     for await (const [name, handle] of dir.entries()) {
+      if (prefix === '' && name === JOURNAL) continue;
       const key = prefix + name;
       if (handle.kind === 'directory') {
         this.#dirs.set(key, handle);
@@ -54,13 +77,8 @@ export class OpfsStore {
   async settle() {
     for (const [key, file] of this.#files) {
       if (!file.bytes) continue;
-      const slash = key.lastIndexOf('/');
-      const parent = await this.#directory(slash === -1 ? '' : key.slice(0, slash));
-      const handle = await parent.getFileHandle(key.slice(slash + 1), { create: true });
-      const access = await handle.createSyncAccessHandle();
-      access.truncate(0);
-      access.write(file.bytes, { at: 0 });
-      access.flush();
+      const access = await (await this.#handle(key)).createSyncAccessHandle();
+      this.#rewrite(key, access, file.bytes);
       this.#files.set(key, { access, generation: file.generation });
     }
   }
@@ -69,6 +87,35 @@ export class OpfsStore {
   close() {
     for (const file of this.#files.values()) file.access?.close();
     this.#files.clear();
+    this.#journal?.close();
+    this.#journal = undefined;
+  }
+
+  /** The file handle of `key`, created with its parents. */
+  async #handle(key) {
+    const slash = key.lastIndexOf('/');
+    const parent = await this.#directory(slash === -1 ? '' : key.slice(0, slash));
+    return parent.getFileHandle(key.slice(slash + 1), { create: true });
+  }
+
+  /** Replaces the content behind `access` by `bytes`, journaled first. */
+  #rewrite(key, access, bytes) {
+    const name = encoder.encode(key);
+    const head = new DataView(new ArrayBuffer(12));
+    head.setUint32(0, name.length, true);
+    head.setFloat64(4, bytes.length, true);
+    const tail = new DataView(new ArrayBuffer(4));
+    tail.setUint32(0, DONE, true);
+    const journal = this.#journal;
+    journal.truncate(0);
+    let at = 0;
+    for (const part of [new Uint8Array(head.buffer), name, bytes, new Uint8Array(tail.buffer)]) {
+      at += journal.write(part, { at });
+    }
+    journal.flush();
+    overwrite(access, bytes);
+    journal.truncate(0);
+    journal.flush();
   }
 
   async #directory(key) {
@@ -86,6 +133,11 @@ export class OpfsStore {
 
   roots() {
     return [this.#root];
+  }
+
+  identity(rel, shown) {
+    if (rel === JOURNAL) throw FsError.sandboxDenied(shown);
+    return rel;
   }
 
   stat({ key }) {
@@ -134,9 +186,7 @@ export class OpfsStore {
       }
       const generation = ++this.#generation;
       if (now?.access) {
-        now.access.truncate(0);
-        now.access.write(bytes, { at: 0 });
-        now.access.flush();
+        this.#rewrite(key, now.access, bytes);
         now.generation = generation;
       } else {
         this.#files.set(key, { bytes, generation });
@@ -162,6 +212,27 @@ export class OpfsStore {
       if (this.#files.has(key.slice(0, at))) throw FsError.parentNotDirectory(shown);
     }
   }
+}
+
+/** Writes `bytes` as the whole content behind `access`, durably. */
+function overwrite(access, bytes) {
+  access.truncate(0);
+  for (let at = 0; at < bytes.length; ) at += access.write(bytes.subarray(at), { at });
+  access.flush();
+}
+
+/** The complete record in the journal (`{ key, bytes }`), or null when there is none. */
+function replay(journal) {
+  const size = journal.getSize();
+  if (size < 16) return null;
+  const all = new Uint8Array(size);
+  journal.read(all, { at: 0 });
+  const view = new DataView(all.buffer);
+  const nameLength = view.getUint32(0, true);
+  const length = view.getFloat64(4, true);
+  const end = 12 + nameLength + length;
+  if (!Number.isSafeInteger(length) || end + 4 !== size || view.getUint32(end, true) !== DONE) return null;
+  return { key: decoder.decode(all.subarray(12, 12 + nameLength)), bytes: all.subarray(12 + nameLength, end) };
 }
 
 function size(file) {
