@@ -4,6 +4,7 @@
 // made with createDir). The component's text layer does everything else.
 
 import { FsError } from '../error.js';
+import { BufferedReplacement } from './buffered.js';
 
 const encoder = new TextEncoder();
 
@@ -113,7 +114,7 @@ export class MemoryStore {
       }
       return this.#put(key, bytes).meta.token;
     };
-    return [new Replacement(commit), current ? new Snapshot(current) : undefined];
+    return [new BufferedReplacement(commit), current ? new Snapshot(current) : undefined];
   }
 
   // --- Storage ---
@@ -175,31 +176,5 @@ class Snapshot {
 
   read(offset, len) {
     return this.#file.bytes.subarray(offset, offset + len);
-  }
-}
-
-/** The new content of one name: chunks, joined at the commit. */
-class Replacement {
-  #chunks = [];
-  #commit;
-
-  constructor(commit) {
-    this.#commit = commit;
-  }
-
-  write(bytes) {
-    // The component's buffer is reused after the call: keep a copy.
-    this.#chunks.push(Uint8Array.from(bytes));
-  }
-
-  commit(guard) {
-    const size = this.#chunks.reduce((n, c) => n + c.length, 0);
-    const bytes = new Uint8Array(size);
-    let at = 0;
-    for (const chunk of this.#chunks) {
-      bytes.set(chunk, at);
-      at += chunk.length;
-    }
-    return this.#commit(bytes, guard);
   }
 }

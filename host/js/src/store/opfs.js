@@ -16,6 +16,7 @@
 // the old bytes or the new, and other contexts cannot open the files at all.
 
 import { FsError } from '../error.js';
+import { BufferedReplacement } from './buffered.js';
 
 /** The journal's name in the store's directory; never listed, never opened as a file. */
 const JOURNAL = '.dsh-fs-journal';
@@ -196,7 +197,7 @@ export class OpfsStore {
       }
       return `g${generation.toString(16)}`;
     };
-    return [new Replacement(commit), current];
+    return [new BufferedReplacement(commit), current];
   }
 
   #file(key, shown) {
@@ -271,25 +272,5 @@ class Reader {
   tokenNow() {
     const file = this.#now();
     return file ? meta(file).token : this.#meta.token;
-  }
-}
-
-/** The new content of one name: chunks, joined at the commit. */
-class Replacement {
-  #chunks = [];
-  #commit;
-
-  constructor(commit) {
-    this.#commit = commit;
-  }
-
-  write(bytes) {
-    this.#chunks.push(bytes.slice());
-  }
-
-  commit(guard) {
-    const bytes = new Uint8Array(this.#chunks.reduce((n, c) => n + c.length, 0));
-    this.#chunks.reduce((at, c) => (bytes.set(c, at), at + c.length), 0);
-    return this.#commit(bytes, guard);
   }
 }
