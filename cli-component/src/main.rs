@@ -10,7 +10,8 @@ mod component {
     //! The WIT glue: the imported tools session behind [`dsh_fs_command::serve`].
 
     use dsh_fs_command::{Reply, serve};
-    use serde_json::{Value, json};
+    use serde::Serialize;
+    use serde_json::Value;
     use std::io::{self, Write};
 
     wit_bindgen::generate!({
@@ -65,21 +66,30 @@ mod component {
         }
     }
 
+    /// One tool as `--definitions` prints it: its fields in alphabetical
+    /// order, the JSON Schema as JSON rather than as text.
+    #[derive(Serialize)]
+    struct Definition {
+        description: String,
+        guidance: String,
+        name: String,
+        parameters: Value,
+    }
+
     fn definitions() -> i32 {
-        let defs: Vec<Value> = tools::definitions()
+        let defs: Vec<Definition> = tools::definitions()
             .into_iter()
-            .map(|d| {
-                json!({
-                    "name": d.name,
-                    "description": d.description,
-                    "guidance": d.guidance,
-                    "parameters": serde_json::from_str::<Value>(&d.parameters)
-                        .unwrap_or(Value::String(d.parameters)),
-                })
+            .map(|d| Definition {
+                parameters: serde_json::from_str(&d.parameters)
+                    .unwrap_or(Value::String(d.parameters)),
+                description: d.description,
+                guidance: d.guidance,
+                name: d.name,
             })
             .collect();
+        let json = serde_json::to_string(&defs).expect("strings and JSON values always serialize");
         let mut out = io::stdout().lock();
-        match writeln!(out, "{}", Value::Array(defs)) {
+        match writeln!(out, "{json}") {
             Ok(()) => 0,
             Err(_) => 1,
         }

@@ -1,10 +1,10 @@
 //! The one `bindgen!` of the host, and the glue that serves the component's
-//! `dsh:fs/provider` import from a [`Provider`]: resources live in the
+//! `dsh:fs/provider` import from a [`Provider`](crate::provider::Provider): resources live in the
 //! store's `ResourceTable`, and every value crosses through one exhaustive
 //! conversion.
 
-use crate::provider::{Listing, Provider, Target, TextStream};
-use crate::runtime::HostState;
+use crate::provider::{Listing, Target, TextStream};
+use crate::state::HostState;
 use dsh_fs_core as core;
 use wasmtime::component::Resource;
 
@@ -34,40 +34,9 @@ fn lift<T, U>(r: Result<T, core::FsError>, f: impl FnOnce(T) -> U) -> Result<U, 
     r.map(f).map_err(Into::into)
 }
 
-impl HostState {
-    fn provider(&self) -> &dyn Provider {
-        &*self.provider
-    }
-
-    /// Records what a mutation's outcome means for the call's deadline: a
-    /// commit, or a provider that gave up at it.
-    fn note_mutation<T>(&mut self, shown: &str, done: &Result<T, core::FsError>) {
-        match done {
-            Ok(_) => self.committed = Some(shown.to_owned()),
-            Err(e) if matches!(e.code, core::ErrorCode::Busy | core::ErrorCode::Aborted) => {
-                self.gave_up = true;
-            }
-            Err(_) => {}
-        }
-    }
-
-    /// Hands a resource to the guest, trapping once it holds too many: a
-    /// guest that never drops its targets cannot grow the host's memory.
-    fn hand_out<T: Send + 'static>(&mut self, value: T) -> wasmtime::Result<Resource<T>> {
-        if self.live_resources >= self.max_resources {
-            wasmtime::bail!(
-                "the component holds more than {} open resources",
-                self.max_resources
-            );
-        }
-        self.live_resources += 1;
-        Ok(self.table.push(value)?)
-    }
-}
-
 impl seam::Host for HostState {
     fn resolve(&mut self, path: String) -> Res<Resource<Target>> {
-        match self.provider().resolve(&path) {
+        match self.provider.resolve(&path) {
             Ok(target) => Ok(Ok(self.hand_out(target)?)),
             Err(e) => Ok(Err(e.into())),
         }
@@ -184,9 +153,7 @@ impl seam::HostTarget for HostState {
     }
 
     fn drop(&mut self, t: Resource<Target>) -> wasmtime::Result<()> {
-        self.table.delete(t)?;
-        self.live_resources -= 1;
-        Ok(())
+        self.take_back(t)
     }
 }
 
@@ -205,9 +172,7 @@ impl seam::HostTextStream for HostState {
     }
 
     fn drop(&mut self, s: Resource<StreamHandle>) -> wasmtime::Result<()> {
-        self.table.delete(s)?;
-        self.live_resources -= 1;
-        Ok(())
+        self.take_back(s)
     }
 }
 
@@ -237,9 +202,7 @@ impl seam::HostListing for HostState {
     }
 
     fn drop(&mut self, l: Resource<ListingHandle>) -> wasmtime::Result<()> {
-        self.table.delete(l)?;
-        self.live_resources -= 1;
-        Ok(())
+        self.take_back(l)
     }
 }
 

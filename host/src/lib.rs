@@ -40,6 +40,8 @@ pub mod mcp;
 pub mod provider;
 mod runtime;
 pub mod search;
+mod session;
+mod state;
 
 pub use dsh_fs_core::{
     DirEntry, DirEntryKind, EditOutcome, EditRequest, EntryKind, ErrorCode, FsError, FsInfo,
@@ -56,7 +58,5 @@ pub use provider::{
 #[doc = concat!("```\n", include_str!("../examples/embed.rs"), "```")]
 pub struct EmbeddingExample;
 
-pub use runtime::{
-    COMPONENT, COMPONENT_PATH, Limits, Runtime, RuntimeBuilder, Session, SessionOptions,
-    ToolDefinition, ToolError, ToolResult,
-};
+pub use runtime::{COMPONENT, COMPONENT_PATH, Limits, Runtime, RuntimeBuilder};
+pub use session::{Session, SessionOptions, ToolDefinition, ToolError, ToolResult};

@@ -207,6 +207,56 @@ fn temp_leftovers(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The instances a component imports at its top level, by name; what the
+/// modules and components nested in it import is satisfied inside it.
+fn top_level_imports(wasm: &[u8]) -> Vec<String> {
+    use wasmparser::{Parser, Payload};
+    let (mut depth, mut names) = (0usize, Vec::new());
+    for payload in Parser::new(0).parse_all(wasm) {
+        match payload.expect("a valid component") {
+            Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
+            Payload::End(_) => depth = depth.saturating_sub(1),
+            Payload::ComponentImportSection(imports) if depth == 0 => {
+                names.extend(imports.into_iter().map(|i| i.unwrap().name.name.to_owned()));
+            }
+            _ => {}
+        }
+    }
+    names
+}
+
+#[test]
+fn the_composed_component_imports_only_wasi() {
+    let imports = top_level_imports(&std::fs::read(composed()).unwrap());
+    // The command's run needs stdin/stdout, the provider the filesystem.
+    for needed in ["wasi:cli/stdin@", "wasi:filesystem/preopens@"] {
+        assert!(
+            imports.iter().any(|i| i.starts_with(needed)),
+            "no {needed}: {imports:?}"
+        );
+    }
+    let foreign: Vec<_> = imports.iter().filter(|i| !i.starts_with("wasi:")).collect();
+    assert!(foreign.is_empty(), "imports beyond WASI: {foreign:?}");
+}
+
+#[test]
+fn definitions_are_the_native_hosts() {
+    let out = Command::new(wasmtime())
+        .arg("run")
+        .arg(composed())
+        .arg("--definitions")
+        .output()
+        .expect("running wasmtime");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let native = serde_json::to_value(crate::runtime().definitions().unwrap()).unwrap();
+    assert_eq!(printed, native);
+}
+
 #[test]
 fn one_session_reads_edits_refuses_a_stale_edit_and_keeps_crlf_bytes() {
     let ws = Workspace::new();

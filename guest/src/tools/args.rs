@@ -1,23 +1,136 @@
-//! Strict argument parsing: a JSON object with known snake_case fields, each
-//! of the declared type. Every failure names the field.
+//! Each tool's arguments as one table ([`Spec`]): it gives the JSON Schema
+//! the model sees and drives the strict parser of its calls — a JSON object
+//! with exactly the table's snake_case fields, each of the declared type.
+//! Every failure names the field.
 
+use super::ToolDefinition;
 use crate::error::ToolError;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
+
+/// A tool as the model sees it, and the table of its arguments.
+pub(super) struct Spec {
+    /// `read`, `write`, `edit`, `glob` or `grep`.
+    pub(super) name: &'static str,
+    /// What the tool does, including the observation policy.
+    pub(super) description: &'static str,
+    /// Longer advice for a system prompt.
+    pub(super) guidance: &'static str,
+    /// The arguments, in the order the schema and messages list them.
+    pub(super) fields: &'static [Field],
+}
+
+/// One argument: its schema and how the parser takes it.
+pub(super) struct Field {
+    /// The snake_case name.
+    pub(super) name: &'static str,
+    /// Its JSON type and constraints.
+    pub(super) kind: Kind,
+    /// Whether a call must give it (`null` counts as absent either way).
+    pub(super) required: bool,
+    /// What the schema says of it.
+    pub(super) description: &'static str,
+    /// Added to the message when a required field is missing.
+    pub(super) hint: Option<&'static str>,
+}
+
+/// The JSON type of a field, with the constraints the schema states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// A string; `non_empty` puts `minLength: 1` in the schema (the tool
+    /// refuses the empty string with its own message).
+    String { non_empty: bool },
+    /// An integer of at least 1; `maximum` is stated in the schema, and the
+    /// tool caps larger values to it.
+    Positive { maximum: Option<u64> },
+    /// A boolean, `false` when absent.
+    Flag,
+}
+
+/// The path argument of `read`, `write` and `edit`.
+pub(super) const FILE_PATH: Field = Field {
+    name: "file_path",
+    kind: Kind::String { non_empty: false },
+    required: true,
+    description: "Path relative to the workspace root",
+    hint: None,
+};
+
+impl Spec {
+    /// The definition the model is given, with the table as JSON Schema.
+    pub(super) fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: self.name,
+            description: self.description,
+            guidance: self.guidance,
+            parameters: self.schema().to_string(),
+        }
+    }
+
+    fn schema(&self) -> Value {
+        let mut properties = Map::new();
+        for field in self.fields {
+            properties.insert(field.name.to_owned(), field.schema());
+        }
+        let required: Vec<&str> = self
+            .fields
+            .iter()
+            .filter(|f| f.required)
+            .map(|f| f.name)
+            .collect();
+        json!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": false
+        })
+    }
+
+    fn field(&self, name: &str) -> &Field {
+        self.fields
+            .iter()
+            .find(|f| f.name == name)
+            .unwrap_or_else(|| panic!("`{name}` is not an argument of {}", self.name))
+    }
+}
+
+impl Field {
+    fn schema(&self) -> Value {
+        let mut schema = Map::new();
+        let mut put = |key: &str, value: Value| schema.insert(key.to_owned(), value);
+        match self.kind {
+            Kind::String { non_empty } => {
+                put("type", "string".into());
+                if non_empty {
+                    put("minLength", 1.into());
+                }
+            }
+            Kind::Positive { maximum } => {
+                put("type", "integer".into());
+                put("minimum", 1.into());
+                if let Some(maximum) = maximum {
+                    put("maximum", maximum.into());
+                }
+            }
+            Kind::Flag => {
+                put("type", "boolean".into());
+                put("default", false.into());
+            }
+        }
+        put("description", self.description.into());
+        Value::Object(schema)
+    }
+}
 
 /// The arguments of one call, consumed field by field.
 pub(super) struct Args {
-    tool: &'static str,
-    fields: &'static [&'static str],
+    spec: &'static Spec,
     map: Map<String, Value>,
 }
 
 impl Args {
-    /// Parses `json` as the arguments object of `tool` with `fields`.
-    pub(super) fn parse(
-        tool: &'static str,
-        fields: &'static [&'static str],
-        json: &str,
-    ) -> Result<Self, ToolError> {
+    /// Parses `json` as the arguments object of the tool `spec` describes.
+    pub(super) fn parse(spec: &'static Spec, json: &str) -> Result<Self, ToolError> {
+        let tool = spec.name;
         let value: Value = serde_json::from_str(json).map_err(|e| {
             ToolError::invalid_args(tool, format_args!("arguments are not valid JSON ({e})"))
         })?;
@@ -27,51 +140,56 @@ impl Args {
                 format_args!("arguments must be a JSON object, got {}", kind(&value)),
             ));
         };
-        if let Some(unknown) = map.keys().find(|k| !fields.contains(&k.as_str())) {
+        let known = |k: &str| spec.fields.iter().any(|f| f.name == k);
+        if let Some(unknown) = map.keys().find(|k| !known(k)) {
             let shown: String = unknown.chars().take(64).collect();
+            let names: Vec<&str> = spec.fields.iter().map(|f| f.name).collect();
             return Err(ToolError::invalid_args(
                 tool,
-                format_args!("unknown field `{shown}` (fields: {})", fields.join(", ")),
+                format_args!("unknown field `{shown}` (fields: {})", names.join(", ")),
             ));
         }
-        Ok(Args { tool, fields, map })
+        Ok(Args { spec, map })
+    }
+
+    /// The table's entry for `name`, which must be of `kind` and `required`.
+    fn declared(&self, name: &str, kind: fn(Kind) -> bool, required: bool) -> &'static Field {
+        let field = self.spec.field(name);
+        debug_assert!(
+            kind(field.kind) && field.required == required,
+            "{name} is misdeclared"
+        );
+        field
     }
 
     /// A required string field.
     pub(super) fn string(&mut self, name: &str) -> Result<String, ToolError> {
-        debug_assert!(self.fields.contains(&name));
+        let field = self.declared(name, |k| matches!(k, Kind::String { .. }), true);
         match self.map.remove(name) {
             Some(Value::String(s)) => Ok(s),
-            None | Some(Value::Null) => {
-                Err(self.invalid(format_args!("missing required field `{name}`")))
-            }
-            Some(other) => Err(self.invalid(format_args!(
-                "`{name}` must be a string, got {}",
-                kind(&other)
-            ))),
+            None | Some(Value::Null) => Err(match field.hint {
+                Some(hint) => {
+                    self.invalid(format_args!("missing required field `{name}` ({hint})"))
+                }
+                None => self.invalid(format_args!("missing required field `{name}`")),
+            }),
+            Some(other) => Err(self.wrong_string(name, &other)),
         }
     }
 
-    /// A required string field; when it is missing the message adds `hint`.
-    pub(super) fn string_hinted(&mut self, name: &str, hint: &str) -> Result<String, ToolError> {
-        match self.map.get(name) {
-            None | Some(Value::Null) => {
-                Err(self.invalid(format_args!("missing required field `{name}` ({hint})")))
-            }
-            Some(_) => self.string(name),
-        }
-    }
-
-    /// An optional string field (`null` counts as absent).
+    /// An optional string field.
     pub(super) fn optional_string(&mut self, name: &str) -> Result<Option<String>, ToolError> {
-        match self.map.get(name) {
+        self.declared(name, |k| matches!(k, Kind::String { .. }), false);
+        match self.map.remove(name) {
             None | Some(Value::Null) => Ok(None),
-            Some(_) => self.string(name).map(Some),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(other) => Err(self.wrong_string(name, &other)),
         }
     }
 
-    /// An optional integer field of at least 1 (`null` counts as absent).
+    /// An optional integer field of at least 1.
     pub(super) fn positive(&mut self, name: &str) -> Result<Option<u64>, ToolError> {
+        self.declared(name, |k| matches!(k, Kind::Positive { .. }), false);
         match self.map.remove(name) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Number(n)) if n.as_u64().is_some_and(|n| n >= 1) => Ok(n.as_u64()),
@@ -82,11 +200,12 @@ impl Args {
         }
     }
 
-    /// An optional boolean field (`null` counts as absent).
-    pub(super) fn flag(&mut self, name: &str) -> Result<Option<bool>, ToolError> {
+    /// An optional boolean field, `false` when absent.
+    pub(super) fn flag(&mut self, name: &str) -> Result<bool, ToolError> {
+        self.declared(name, |k| k == Kind::Flag, false);
         match self.map.remove(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(b)),
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(b),
             Some(other) => Err(self.invalid(format_args!(
                 "`{name}` must be true or false, got {}",
                 short(&other)
@@ -94,8 +213,12 @@ impl Args {
         }
     }
 
+    fn wrong_string(&self, name: &str, got: &Value) -> ToolError {
+        self.invalid(format_args!("`{name}` must be a string, got {}", kind(got)))
+    }
+
     fn invalid(&self, what: std::fmt::Arguments<'_>) -> ToolError {
-        ToolError::invalid_args(self.tool, what)
+        ToolError::invalid_args(self.spec.name, what)
     }
 }
 
@@ -122,15 +245,31 @@ fn short(v: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{edit, read};
     use super::*;
 
-    const FIELDS: &[&str] = &["file_path", "offset", "flag"];
-
+    /// The first error of an `edit` call whose every field is taken, or "".
     fn err(json: &str) -> String {
-        match Args::parse("read", FIELDS, json) {
+        match Args::parse(&edit::SPEC, json) {
             Err(e) => e.message,
-            Ok(mut a) => match (a.string("file_path"), a.positive("offset"), a.flag("flag")) {
-                (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => e.message,
+            Ok(mut a) => match (
+                a.string("file_path"),
+                a.string("old_string"),
+                a.string("new_string"),
+                a.flag("replace_all"),
+            ) {
+                (Err(e), ..) | (_, Err(e), ..) | (.., Err(e), _) | (.., Err(e)) => e.message,
+                _ => String::new(),
+            },
+        }
+    }
+
+    /// The same for `read`, whose optional fields are integers.
+    fn read_err(json: &str) -> String {
+        match Args::parse(&read::SPEC, json) {
+            Err(e) => e.message,
+            Ok(mut a) => match (a.string("file_path"), a.positive("offset")) {
+                (Err(e), _) | (_, Err(e)) => e.message,
                 _ => String::new(),
             },
         }
@@ -138,21 +277,26 @@ mod tests {
 
     #[test]
     fn each_bad_input_names_the_problem() {
+        let edit = |rest: &str| err(&format!(r#"{{"file_path":"a","old_string":"x"{rest}}}"#));
         assert!(err("{").contains("not valid JSON"));
         assert!(err("[1]").contains("must be a JSON object, got an array"));
-        assert!(err(r#"{"file_path":"a","bogus":1}"#).contains("unknown field `bogus`"));
+        assert!(edit(r#","bogus":1"#).contains(
+            "unknown field `bogus` (fields: file_path, old_string, new_string, replace_all)"
+        ));
         assert!(err(r#"{}"#).contains("missing required field `file_path`"));
         assert!(err(r#"{"file_path":7}"#).contains("`file_path` must be a string, got a number"));
-        assert!(
-            err(r#"{"file_path":"a","offset":0}"#)
-                .contains("`offset` must be an integer of at least 1, got 0")
-        );
-        assert!(err(r#"{"file_path":"a","offset":-2}"#).contains("got -2"));
-        assert!(err(r#"{"file_path":"a","offset":1.5}"#).contains("got 1.5"));
-        assert!(err(r#"{"file_path":"a","offset":"3"}"#).contains("got the string \"3\""));
-        assert!(err(r#"{"file_path":"a","flag":"yes"}"#).contains("must be true or false"));
+        assert!(edit("").contains(
+            "missing required field `new_string` (an empty string \"\" deletes old_string)"
+        ));
+        assert!(edit(r#","new_string":"y","replace_all":"yes""#).contains("must be true or false"));
+        assert_eq!(edit(r#","new_string":"","replace_all":null"#), "");
+        let offset = |v: &str| read_err(&format!(r#"{{"file_path":"a","offset":{v}}}"#));
+        assert!(offset("0").contains("`offset` must be an integer of at least 1, got 0"));
+        assert!(offset("-2").contains("got -2"));
+        assert!(offset("1.5").contains("got 1.5"));
+        assert!(offset(r#""3""#).contains("got the string \"3\""));
+        assert_eq!(offset("null"), "");
         let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
         assert!(err(&deep).contains("not valid JSON"));
-        assert_eq!(err(r#"{"file_path":"a","offset":null,"flag":true}"#), "");
     }
 }

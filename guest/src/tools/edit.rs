@@ -3,59 +3,55 @@
 //! for the expected version, renders a compact diff, and after a miss asks
 //! [`super::diagnose`] for the nearest text and what differs.
 
-use super::args::Args;
+use super::args::{Args, FILE_PATH, Field, Kind, Spec};
 use super::diagnose::{Diagnoser, numbered_like_read};
 use super::diff::diff;
-use super::read::Window;
-use super::{Session, ToolDefinition, plural, refuse_unobserved, stream_each};
+use super::window::Window;
+use super::{Session, plural, refuse_unobserved, stream_each};
 use crate::error::{Tool, ToolError};
 use crate::provider::Provider;
 use dsh_fs_core::splice::fold_crlf;
 use dsh_fs_core::{EditRequest, ErrorCode, FsError, STREAM_THRESHOLD};
 
-const FIELDS: &[&str] = &["file_path", "old_string", "new_string", "replace_all"];
-
-pub(super) fn definition() -> ToolDefinition {
-    ToolDefinition {
-        name: "edit",
-        description: "Replace old_string by new_string in a UTF-8 text file. old_string is \
+pub(super) static SPEC: Spec = Spec {
+    name: "edit",
+    description: "Replace old_string by new_string in a UTF-8 text file. old_string is \
 matched literally (CRLF and LF alike) and must occur exactly once unless replace_all; every other \
 byte is kept. The file must have been read first (read-before-write).",
-        guidance: "Copy old_string from read's output without the `N: ` prefixes, indentation \
+    guidance: "Copy old_string from read's output without the `N: ` prefixes, indentation \
 exact, with enough lines to be unique. A miss names what differs and shows the nearest lines.",
-        parameters: serde_json::json!({
-            "type": "object",
-            "properties": {
-                "file_path": {
-                    "type": "string",
-                    "description": "Path relative to the workspace root"
-                },
-                "old_string": {
-                    "type": "string", "minLength": 1,
-                    "description": "Exact text to replace"
-                },
-                "new_string": {
-                    "type": "string",
-                    "description": "Replacement; \"\" deletes old_string"
-                },
-                "replace_all": {
-                    "type": "boolean", "default": false,
-                    "description": "Replace every occurrence"
-                }
-            },
-            "required": ["file_path", "old_string", "new_string"],
-            "additionalProperties": false
-        })
-        .to_string(),
-    }
-}
+    fields: &[
+        FILE_PATH,
+        Field {
+            name: "old_string",
+            kind: Kind::String { non_empty: true },
+            required: true,
+            description: "Exact text to replace",
+            hint: None,
+        },
+        Field {
+            name: "new_string",
+            kind: Kind::String { non_empty: false },
+            required: true,
+            description: "Replacement; \"\" deletes old_string",
+            hint: Some("an empty string \"\" deletes old_string"),
+        },
+        Field {
+            name: "replace_all",
+            kind: Kind::Flag,
+            required: false,
+            description: "Replace every occurrence",
+            hint: None,
+        },
+    ],
+};
 
 pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<String, ToolError> {
-    let mut args = Args::parse("edit", FIELDS, json)?;
+    let mut args = Args::parse(&SPEC, json)?;
     let path = args.string("file_path")?;
     let old = args.string("old_string")?;
-    let new = args.string_hinted("new_string", "an empty string \"\" deletes old_string")?;
-    let replace_all = args.flag("replace_all")?.unwrap_or(false);
+    let new = args.string("new_string")?;
+    let replace_all = args.flag("replace_all")?;
     if old.is_empty() {
         return Err(ToolError::invalid_args(
             "edit",

@@ -10,9 +10,11 @@ mod grep;
 mod read;
 mod suggest;
 mod tree;
+mod window;
 mod write;
 
-pub use read::{LineIndex, MAX_LINE_CHARS, MAX_LINES, MAX_OUTPUT_BYTES, Window};
+pub use read::MAX_LINES;
+pub use window::{LineIndex, MAX_LINE_CHARS, MAX_OUTPUT_BYTES, Window};
 
 use crate::error::{Tool, ToolError};
 use crate::policy::Policy;
@@ -63,11 +65,11 @@ impl ToolResult {
 /// The definitions of every tool, in a stable order.
 pub fn definitions() -> Vec<ToolDefinition> {
     vec![
-        read::definition(),
-        write::definition(),
-        edit::definition(),
-        glob::definition(),
-        grep::definition(),
+        read::SPEC.definition(),
+        write::SPEC.definition(),
+        edit::SPEC.definition(),
+        glob::SPEC.definition(),
+        grep::SPEC.definition(),
     ]
 }
 
@@ -77,7 +79,7 @@ pub struct Session<P> {
     provider: P,
     policy: Policy,
     /// Line indexes of large files this session streamed, newest last.
-    index: Vec<(String, read::LineIndex)>,
+    index: Vec<(String, window::LineIndex)>,
 }
 
 impl<P: Provider> Session<P> {
@@ -116,7 +118,7 @@ impl<P: Provider> Session<P> {
     }
 
     /// Keeps the line index of `key`, dropping the oldest beyond [`INDEXED_FILES`].
-    fn remember(&mut self, key: String, index: read::LineIndex) {
+    fn remember(&mut self, key: String, index: window::LineIndex) {
         self.index.retain(|(k, _)| *k != key);
         if self.index.len() == INDEXED_FILES {
             self.index.remove(0);
@@ -125,7 +127,7 @@ impl<P: Provider> Session<P> {
     }
 
     /// The line index of `key`, if this session built one.
-    fn indexed(&self, key: &str) -> Option<&read::LineIndex> {
+    fn indexed(&self, key: &str) -> Option<&window::LineIndex> {
         self.index.iter().find(|(k, _)| k == key).map(|(_, ix)| ix)
     }
 

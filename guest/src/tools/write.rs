@@ -3,46 +3,37 @@
 //! identical to the file's is not written again; an update answers with the
 //! hunks that changed, diffed against the version the session observed.
 
-use super::args::Args;
+use super::args::{Args, FILE_PATH, Field, Kind, Spec};
 use super::diagnose::numbered_like_read;
 use super::diff::{MAX_DIFF_BYTES, diff};
-use super::{Session, ToolDefinition, plural, refuse_unobserved};
+use super::{Session, plural, refuse_unobserved};
 use crate::error::{Tool, ToolError};
 use crate::provider::Provider;
 use dsh_fs_core::{EntryKind, ErrorCode, Version, WriteIntent, WriteOperation};
 
-const FIELDS: &[&str] = &["file_path", "content"];
 /// Lines of a new file shown after it is created.
 const EXCERPT_LINES: usize = 4;
 
-pub(super) fn definition() -> ToolDefinition {
-    ToolDefinition {
-        name: "write",
-        description: "Create a UTF-8 text file, or replace one whole, atomically; missing \
+pub(super) static SPEC: Spec = Spec {
+    name: "write",
+    description: "Create a UTF-8 text file, or replace one whole, atomically; missing \
 directories are created. Replacing a file needs a read of it first (read-before-write). The answer \
 shows the lines that changed.",
-        guidance: "Prefer edit to change part of a file.",
-        parameters: serde_json::json!({
-            "type": "object",
-            "properties": {
-                "file_path": {
-                    "type": "string",
-                    "description": "Path relative to the workspace root"
-                },
-                "content": {
-                    "type": "string",
-                    "description": "The whole new content"
-                }
-            },
-            "required": ["file_path", "content"],
-            "additionalProperties": false
-        })
-        .to_string(),
-    }
-}
+    guidance: "Prefer edit to change part of a file.",
+    fields: &[
+        FILE_PATH,
+        Field {
+            name: "content",
+            kind: Kind::String { non_empty: false },
+            required: true,
+            description: "The whole new content",
+            hint: None,
+        },
+    ],
+};
 
 pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<String, ToolError> {
-    let mut args = Args::parse("write", FIELDS, json)?;
+    let mut args = Args::parse(&SPEC, json)?;
     let path = args.string("file_path")?;
     let content = args.string("content")?;
     if let Some((first, last)) = numbered_like_read(&content) {

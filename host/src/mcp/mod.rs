@@ -13,7 +13,7 @@ mod malformed;
 mod salvage;
 mod transport;
 
-use crate::runtime::{Session, ToolResult};
+use crate::session::{Session, ToolResult};
 use crate::{Runtime, SessionOptions, ToolError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,

@@ -1,0 +1,492 @@
+//! What `read` shows: a [`Window`] of numbered lines taken from text that
+//! arrives in chunks, with the footer that says what was shown and how to
+//! continue, and the [`LineIndex`] that lets the next read of a large file
+//! start near its window.
+
+use super::plural;
+use crate::error::ToolError;
+
+/// Longest line shown in full, in characters.
+pub const MAX_LINE_CHARS: usize = 2000;
+/// Most rendered text per call, in bytes.
+pub const MAX_OUTPUT_BYTES: usize = 50 * 1024;
+
+/// Where each streamed chunk of one version of a large file began: lets the
+/// next read of that version start near its window instead of rescanning.
+#[derive(Clone, Debug)]
+pub struct LineIndex {
+    /// The provider's metadata version the index belongs to.
+    pub(super) meta: String,
+    /// The full version (with content hash) observed when it was built.
+    pub(super) version: String,
+    /// Lines in the file.
+    pub(super) total: u64,
+    /// `(text offset, line containing it)` at each chunk start, ascending.
+    marks: Vec<(u64, u64)>,
+}
+
+impl LineIndex {
+    /// The last mark from which the scan can reach line `offset`: one on an
+    /// earlier line (the partial line there is skipped), or the very start.
+    pub(super) fn resume_point(&self, offset: u64) -> (u64, u64) {
+        self.marks
+            .iter()
+            .rev()
+            .find(|&&(at, line)| line < offset || at == 0)
+            .copied()
+            .unwrap_or((0, 1))
+    }
+}
+
+/// Scans text chunk by chunk, keeping only the lines inside the window.
+#[derive(Debug)]
+pub struct Window {
+    first: u64,
+    last: u64,
+    /// Number of the line being scanned (1-based).
+    line: u64,
+    /// The current line has at least one byte.
+    open: bool,
+    /// The current line's text, up to [`MAX_LINE_CHARS`] characters.
+    buf: String,
+    /// Characters of the current line beyond `buf`.
+    overflow: u64,
+    /// The last character taken into the current line was a CR.
+    cr: bool,
+    out: String,
+    shown: Option<(u64, u64)>,
+    capped: bool,
+    /// Text bytes seen so far.
+    consumed: u64,
+    /// Chunk-start marks, when building a [`LineIndex`].
+    marks: Option<Vec<(u64, u64)>>,
+}
+
+impl Window {
+    /// A window from line `first` spanning at most `limit` lines.
+    pub fn new(first: u64, limit: u64) -> Self {
+        Window {
+            first,
+            last: first.saturating_add(limit - 1),
+            line: 1,
+            open: false,
+            buf: String::new(),
+            overflow: 0,
+            cr: false,
+            out: String::new(),
+            shown: None,
+            capped: false,
+            consumed: 0,
+            marks: None,
+        }
+    }
+
+    /// A window whose text starts in the middle of the file, inside line
+    /// `line` (whose first part is missing, so `line` must be before `first`,
+    /// or 1 at the start of the file).
+    pub fn resume(first: u64, limit: u64, line: u64) -> Self {
+        let mut w = Self::new(first, limit);
+        w.line = line;
+        w.open = line > 1;
+        w
+    }
+
+    /// A window whose text starts at the start of line `first`.
+    pub fn from_line(first: u64, limit: u64) -> Self {
+        let mut w = Self::new(first, limit);
+        w.line = first;
+        w
+    }
+
+    /// Also records where each pushed chunk starts, for [`Window::take_index`].
+    pub fn indexing(mut self) -> Self {
+        self.marks = Some(Vec::new());
+        self
+    }
+
+    /// Whether every line of the window has been seen (or the output is full).
+    pub fn complete(&self) -> bool {
+        self.capped || self.line > self.last
+    }
+
+    /// The index built while scanning a whole file (call after the last push).
+    pub fn take_index(&mut self, meta: String, version: String) -> LineIndex {
+        let total = self.line - 1 + u64::from(self.open);
+        LineIndex {
+            meta,
+            version,
+            total,
+            marks: self.marks.take().unwrap_or_default(),
+        }
+    }
+
+    fn collecting(&self) -> bool {
+        !self.capped && self.line >= self.first && self.line <= self.last
+    }
+
+    /// Feeds the next chunk of the file's text.
+    pub fn push(&mut self, chunk: &str) {
+        if let Some(marks) = &mut self.marks {
+            marks.push((self.consumed, self.line));
+        }
+        self.consumed += chunk.len() as u64;
+        let mut rest = chunk;
+        while !rest.is_empty() {
+            if !self.collecting() {
+                // Outside the window only line breaks matter.
+                let skip = if self.line < self.first && !self.capped {
+                    (self.first - self.line) as usize
+                } else {
+                    usize::MAX
+                };
+                let mut breaks = memchr::memchr_iter(b'\n', rest.as_bytes());
+                match if skip == usize::MAX {
+                    None
+                } else {
+                    breaks.nth(skip - 1)
+                } {
+                    Some(at) => {
+                        self.line += skip as u64;
+                        self.open = false;
+                        rest = &rest[at + 1..];
+                    }
+                    None => {
+                        let bytes = rest.as_bytes();
+                        let seen = memchr::memchr_iter(b'\n', bytes).count() as u64;
+                        self.line += seen;
+                        self.open = if seen > 0 {
+                            !bytes.ends_with(b"\n")
+                        } else {
+                            true
+                        };
+                        return;
+                    }
+                }
+                continue;
+            }
+            self.open = true;
+            match memchr::memchr(b'\n', rest.as_bytes()) {
+                Some(at) => {
+                    self.take(&rest[..at]);
+                    self.end_line();
+                    rest = &rest[at + 1..];
+                }
+                None => {
+                    self.take(rest);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn take(&mut self, piece: &str) {
+        if !piece.is_empty() {
+            self.cr = piece.ends_with('\r');
+        }
+        let room = MAX_LINE_CHARS.saturating_sub(self.buf.len());
+        if self.overflow == 0 && piece.len() <= room {
+            self.buf.push_str(piece); // ASCII-fast path: bytes ≤ room implies chars ≤ room
+            return;
+        }
+        let have = self.buf.chars().count();
+        let mut chars = piece.char_indices();
+        let keep = MAX_LINE_CHARS.saturating_sub(have);
+        let cut = chars.nth(keep).map_or(piece.len(), |(i, _)| i);
+        if self.overflow == 0 {
+            self.buf.push_str(&piece[..cut]);
+        }
+        self.overflow += piece[cut..].chars().count() as u64;
+    }
+
+    fn end_line(&mut self) {
+        use std::fmt::Write;
+        let mut overflow = std::mem::replace(&mut self.overflow, 0);
+        // A CR before the LF is not part of the line.
+        if std::mem::take(&mut self.cr) {
+            if overflow > 0 {
+                overflow -= 1;
+            } else {
+                self.buf.pop();
+            }
+        }
+        // Rendered in place; taken back if it does not fit under the cap.
+        let before = self.out.len();
+        let _ = write!(self.out, "{}: ", self.line);
+        self.out.push_str(&self.buf);
+        if overflow > 0 {
+            let _ = write!(self.out, "… [line cut: {overflow} more characters]");
+        }
+        self.out.push('\n');
+        if self.out.len() > MAX_OUTPUT_BYTES {
+            self.out.truncate(before);
+            self.capped = true;
+        } else {
+            let from = self.shown.map_or(self.line, |(a, _)| a);
+            self.shown = Some((from, self.line));
+        }
+        self.buf.clear();
+        self.line += 1;
+        self.open = false;
+    }
+
+    /// Completes the scan and returns only the numbered lines of the window,
+    /// as [`Window::finish`] shows them (no header, no footer): the excerpt
+    /// an error message quotes.
+    pub fn excerpt(mut self) -> String {
+        if self.open && self.collecting() {
+            self.end_line();
+        }
+        let mut out = self.out;
+        if out.ends_with('\n') {
+            out.pop();
+        }
+        out
+    }
+
+    /// Completes the scan and renders header, lines and footer. `total` is
+    /// the file's line count when the scan stopped early (from an index).
+    pub fn finish(mut self, path: &str, total: Option<u64>) -> Result<String, ToolError> {
+        if self.open && self.collecting() && total.is_none() {
+            self.end_line();
+        } else if self.open && total.is_none() {
+            self.line += 1;
+        } else if self.open && self.collecting() {
+            // A window line cut off by an early stop is complete only at the end.
+            self.end_line();
+        }
+        let total = total.unwrap_or(self.line - 1);
+        if total == 0 {
+            if self.first > 1 {
+                return Err(past_end(path, self.first, total));
+            }
+            return Ok(format!("File: {path}\n(The file is empty.)"));
+        }
+        if self.first > total {
+            return Err(past_end(path, self.first, total));
+        }
+        let (from, to) = self.shown.unwrap_or((self.first, self.first - 1));
+        let mut out = format!("File: {path}\n");
+        out.push_str(&self.out);
+        if to >= total && from == 1 {
+            out.push_str(&format!(
+                "(End of file: {}.)",
+                plural(total, "line", "lines")
+            ));
+        } else if to >= total {
+            out.push_str(&format!("(Lines {from}-{to} of {total}; end of file.)"));
+        } else {
+            let cap = if self.capped {
+                " Output stopped at the 50 KiB limit."
+            } else {
+                ""
+            };
+            if to < from {
+                out.push_str(&format!(
+                    "(Line {from} of {total} is not shown.{cap} Continue with offset={}.)",
+                    to + 1
+                ));
+            } else {
+                out.push_str(&format!(
+                    "(Lines {from}-{to} of {total} shown.{cap} Continue with offset={}.)",
+                    to + 1
+                ));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// An offset past the last line: an argument to fix, with the valid range.
+#[cold]
+fn past_end(path: &str, offset: u64, total: u64) -> ToolError {
+    let range = match total {
+        0 => format!("{path} is empty, so the only valid offset is 1"),
+        1 => format!("{path} has 1 line, so the only valid offset is 1"),
+        n => format!("{path} has {n} lines: valid offsets are 1–{n}"),
+    };
+    ToolError::invalid_args(
+        "read",
+        format_args!("offset {offset} is past the end; {range}"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(text: &str, first: u64, limit: u64) -> Result<String, ToolError> {
+        let mut w = Window::new(first, limit);
+        w.push(text);
+        w.finish("f.txt", None)
+    }
+
+    fn render_chunked(
+        text: &str,
+        first: u64,
+        limit: u64,
+        size: usize,
+    ) -> Result<String, ToolError> {
+        let mut w = Window::new(first, limit);
+        let mut rest = text;
+        while !rest.is_empty() {
+            let mut cut = size.min(rest.len());
+            while !rest.is_char_boundary(cut) {
+                cut += 1;
+            }
+            w.push(&rest[..cut]);
+            rest = &rest[cut..];
+        }
+        w.finish("f.txt", None)
+    }
+
+    /// Pages through `text` as the index allows, chunk size `size`.
+    fn render_paged(text: &str, first: u64, limit: u64, size: usize) -> Result<String, ToolError> {
+        let chunks = split(text, size);
+        let mut full = Window::new(1, 1).indexing();
+        for c in &chunks {
+            full.push(c);
+        }
+        let index = full.take_index("m".into(), "v".into());
+        let (start, line) = index.resume_point(first);
+        let mut w = Window::resume(first, limit, line);
+        let mut at = 0u64;
+        for c in &chunks {
+            if at >= start && !w.complete() {
+                w.push(c);
+            }
+            at += c.len() as u64;
+        }
+        w.finish("f.txt", Some(index.total))
+    }
+
+    fn split(text: &str, size: usize) -> Vec<&str> {
+        let mut out = Vec::new();
+        let mut rest = text;
+        while !rest.is_empty() {
+            let mut cut = size.min(rest.len());
+            while !rest.is_char_boundary(cut) {
+                cut += 1;
+            }
+            out.push(&rest[..cut]);
+            rest = &rest[cut..];
+        }
+        out
+    }
+
+    #[test]
+    fn paging_from_an_index_matches_a_full_scan() {
+        let text: String = (1..=500)
+            .map(|i| format!("line {i} {}\r\n", "é".repeat(i % 5)))
+            .collect();
+        for (first, limit) in [(1, 10), (2, 3), (37, 40), (250, 2000), (499, 5), (500, 1)] {
+            let whole = render(&text, first, limit).unwrap();
+            for size in [7, 64, 1000] {
+                assert_eq!(
+                    render_paged(&text, first, limit, size).unwrap(),
+                    whole,
+                    "{first} {limit} {size}"
+                );
+            }
+        }
+        let unterminated = "a\nb\nlast line without newline";
+        assert_eq!(
+            render_paged(unterminated, 3, 5, 4).unwrap(),
+            render(unterminated, 3, 5).unwrap()
+        );
+    }
+
+    #[test]
+    fn whole_file_and_footers() {
+        assert_eq!(
+            render("a\nb\n", 1, 2000).unwrap(),
+            "File: f.txt\n1: a\n2: b\n(End of file: 2 lines.)"
+        );
+        assert_eq!(
+            render("a\nb", 1, 2000).unwrap(),
+            "File: f.txt\n1: a\n2: b\n(End of file: 2 lines.)"
+        );
+        assert_eq!(
+            render("only", 1, 2000).unwrap(),
+            "File: f.txt\n1: only\n(End of file: 1 line.)"
+        );
+        assert_eq!(
+            render("", 1, 2000).unwrap(),
+            "File: f.txt\n(The file is empty.)"
+        );
+        assert_eq!(
+            render("\n", 1, 2000).unwrap(),
+            "File: f.txt\n1: \n(End of file: 1 line.)"
+        );
+    }
+
+    #[test]
+    fn windows_say_how_to_continue() {
+        let text: String = (1..=10).map(|i| format!("l{i}\r\n")).collect();
+        assert_eq!(
+            render(&text, 3, 2).unwrap(),
+            "File: f.txt\n3: l3\n4: l4\n(Lines 3-4 of 10 shown. Continue with offset=5.)"
+        );
+        assert_eq!(
+            render(&text, 9, 5).unwrap(),
+            "File: f.txt\n9: l9\n10: l10\n(Lines 9-10 of 10; end of file.)"
+        );
+        let err = render(&text, 11, 5).unwrap_err();
+        assert_eq!(
+            err.text(),
+            "INVALID_ARGS: read: offset 11 is past the end; f.txt has 10 lines: valid offsets \
+are 1–10. Fix the arguments and call read again."
+        );
+        assert_eq!(
+            render("", 2, 5).unwrap_err().message,
+            "read: offset 2 is past the end; f.txt is empty, so the only valid offset is 1. \
+Fix the arguments and call read again."
+        );
+    }
+
+    #[test]
+    fn chunking_never_changes_the_output() {
+        let text: String = (1..=300)
+            .map(|i| format!("line {i} ✓ {}\r\n", "x".repeat(i % 7)))
+            .collect();
+        for (first, limit) in [(1, 2000), (5, 3), (120, 100), (300, 1), (299, 2000)] {
+            let whole = render(&text, first, limit).unwrap();
+            for size in [1, 2, 3, 7, 64, 4096] {
+                assert_eq!(
+                    render_chunked(&text, first, limit, size).unwrap(),
+                    whole,
+                    "{first} {limit} {size}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn long_lines_are_cut_with_a_marker() {
+        let line = "é".repeat(MAX_LINE_CHARS + 5);
+        let out = render(&format!("{line}\r\nnext\n"), 1, 10).unwrap();
+        let expected = format!(
+            "1: {}… [line cut: 5 more characters]\n2: next\n",
+            "é".repeat(MAX_LINE_CHARS)
+        );
+        assert!(out.contains(&expected), "{out}");
+        for size in [1, 3, 100] {
+            assert_eq!(
+                render_chunked(&format!("{line}\r\nnext\n"), 1, 10, size).unwrap(),
+                out
+            );
+        }
+    }
+
+    #[test]
+    fn output_stops_at_the_byte_cap() {
+        let text: String = (1..=2000).map(|i| format!("{i:0>100}\n")).collect();
+        let out = render(&text, 1, 2000).unwrap();
+        assert!(out.len() <= MAX_OUTPUT_BYTES + 200);
+        let shown = out.lines().filter(|l| l.contains(": 0")).count() as u64;
+        assert!(shown > 400 && shown < 2000);
+        assert!(out.ends_with(&format!(
+            "(Lines 1-{shown} of 2000 shown. Output stopped at the 50 KiB limit. Continue with offset={}.)",
+            shown + 1
+        )));
+    }
+}
