@@ -16,6 +16,7 @@ const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const guest = process.env.DSH_FS_GUEST_TARGET_DIR ?? here('../../../target/guest/');
 const release = join(guest, 'wasm32-wasip2/release');
 const out = here('../generated/');
+const jco = here('../node_modules/@bytecodealliance/jco/dist/jco.js');
 
 function run(command, args) {
   const r = spawnSync(command, args, { stdio: 'inherit' });
@@ -41,13 +42,21 @@ function compose() {
   const wac = existsSync(cargoBin) ? cargoBin : 'wac';
   const composed = join(guest, 'dsh_fs_tools_text.wasm');
   run(wac, ['plug', tools, '--plug', adapter, '-o', composed]);
+  // The composition must import the byte store and nothing else but WASI.
+  const wit = spawnSync(process.execPath, [jco, 'wit', composed], { encoding: 'utf8' });
+  const imports = [...(wit.stdout ?? '').matchAll(/^\s*import ([^;]+);/gm)].map((m) => m[1]);
+  const extra = imports.filter((i) => !/^(wasi:|dsh:fs\/(store|types)@)/.test(i));
+  if (wit.status !== 0 || !imports.some((i) => i.startsWith('dsh:fs/store@')) || extra.length > 0) {
+    console.error(`${composed} should import dsh:fs/store and WASI only; it imports:\n${imports.join('\n')}${wit.stderr}`);
+    process.exit(1);
+  }
   return composed;
 }
 
 const wasm = process.env.DSH_FS_WASM ?? compose();
 rmSync(out, { recursive: true, force: true });
 run(process.execPath, [
-  here('../node_modules/@bytecodealliance/jco/dist/jco.js'),
+  jco,
   'transpile',
   wasm,
   '--out-dir',
