@@ -97,6 +97,12 @@ test('nothing outside the root is reached: .., absolute paths, links out', () =>
   assert.equal(call('read', { file_path: 'link-in.txt' }).code, null);
   assert.equal(call('edit', { file_path: 'inside.txt', old_string: 'inside', new_string: 'in' }).code, null);
   assert.equal(fs.readFileSync(join(root, 'inside.txt'), 'utf8'), 'in\n');
+  // A hard link may have a twin outside the root: refused, as on the local disk.
+  fs.writeFileSync(join(outside, 'linked.txt'), 'twin\n');
+  fs.linkSync(join(outside, 'linked.txt'), join(root, 'linked.txt'));
+  const linked = call('read', { file_path: 'linked.txt' });
+  assert.equal(linked.code, 'FS_SANDBOX_DENIED', linked.text);
+  assert.match(linked.text, /linked\.txt has 2 hard links/);
 });
 
 test('a FIFO is refused without blocking', () => {
