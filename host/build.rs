@@ -4,6 +4,9 @@
 //! core crate or the WIT change, and hands the `.wasm` to the host through
 //! `OUT_DIR` so `include_bytes!` embeds a fresh component. A packaged crate
 //! has no workspace beside it and embeds the component it ships instead.
+//!
+//! The text adapter component (`adapter/`) is built beside it, the same way:
+//! the JavaScript host composes the two (`host/js/scripts/build.mjs`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -36,6 +39,8 @@ fn main() {
     for watched in [
         "guest/src",
         "guest/Cargo.toml",
+        "adapter/src",
+        "adapter/Cargo.toml",
         "core/src",
         "core/Cargo.toml",
         "search/src",
@@ -55,18 +60,47 @@ fn main() {
     let target_dir = std::env::var_os("DSH_FS_GUEST_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| outer_target_dir(&workspace).join("guest"));
+    // One package per cargo run: each resolves its own features.
+    for package in ["dsh-fs-tools", "dsh-fs-adapter"] {
+        build_component(&workspace, &target_dir, package);
+    }
+
+    let wasm = target_dir.join("wasm32-wasip2/release/dsh_fs_tools.wasm");
+    std::fs::copy(&wasm, out.join("dsh_fs_tools.wasm")).expect("copying the component");
+    println!("cargo:rustc-env=DSH_FS_COMPONENT_PATH={}", wasm.display());
+}
+
+/// The outer build's target directory: `CARGO_TARGET_DIR` if set, else
+/// `<workspace>/target`.
+fn outer_target_dir(workspace: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            if dir.is_absolute() {
+                dir
+            } else {
+                workspace.join(dir)
+            }
+        }
+        None => workspace.join("target"),
+    }
+}
+
+/// Builds one workspace package as a release `wasm32-wasip2` component into
+/// `target_dir`: no debug info, no symbols, LTO.
+fn build_component(workspace: &Path, target_dir: &Path, package: &str) {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.current_dir(&workspace)
+    cmd.current_dir(workspace)
         .args([
             "build",
             "--release",
             "--target",
             "wasm32-wasip2",
             "-p",
-            "dsh-fs-tools",
+            package,
         ])
-        .env("CARGO_TARGET_DIR", &target_dir)
+        .env("CARGO_TARGET_DIR", target_dir)
         // A small component: no debug info, no symbols.
         .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
         .env("CARGO_PROFILE_RELEASE_STRIP", "true")
@@ -89,27 +123,7 @@ fn main() {
     let status = cmd.status().expect("running cargo for the guest component");
     assert!(
         status.success(),
-        "building the guest component failed; is the wasm32-wasip2 target installed? \
+        "building the {package} component failed; is the wasm32-wasip2 target installed? \
          (rustup target add wasm32-wasip2)"
     );
-
-    let wasm = target_dir.join("wasm32-wasip2/release/dsh_fs_tools.wasm");
-    std::fs::copy(&wasm, out.join("dsh_fs_tools.wasm")).expect("copying the component");
-    println!("cargo:rustc-env=DSH_FS_COMPONENT_PATH={}", wasm.display());
-}
-
-/// The outer build's target directory: `CARGO_TARGET_DIR` if set, else
-/// `<workspace>/target`.
-fn outer_target_dir(workspace: &Path) -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) => {
-            let dir = PathBuf::from(dir);
-            if dir.is_absolute() {
-                dir
-            } else {
-                workspace.join(dir)
-            }
-        }
-        None => workspace.join("target"),
-    }
 }

@@ -60,20 +60,20 @@ pub fn decode_owned(mut bytes: Vec<u8>) -> Result<String, NotText> {
     into_text(bytes, skip as u64)
 }
 
-/// `bytes` as text, validated once: UTF-8 and no NUL byte. `base` is the
+/// `bytes` as text, validated once: no NUL byte (reported first, as by
+/// [`decode`]: a binary file is called binary), and UTF-8. `base` is the
 /// file offset of `bytes[0]`, for the error.
 fn into_text(bytes: Vec<u8>, base: u64) -> Result<String, NotText> {
-    let text = String::from_utf8(bytes).map_err(|e| NotText {
-        offset: base + e.utf8_error().valid_up_to() as u64,
-        nul: false,
-    })?;
-    match memchr::memchr(0, text.as_bytes()) {
-        Some(at) => Err(NotText {
+    if let Some(at) = memchr::memchr(0, &bytes) {
+        return Err(NotText {
             offset: base + at as u64,
             nul: true,
-        }),
-        None => Ok(text),
+        });
     }
+    String::from_utf8(bytes).map_err(|e| NotText {
+        offset: base + e.utf8_error().valid_up_to() as u64,
+        nul: false,
+    })
 }
 
 /// Length of an incomplete UTF-8 sequence at the end of `bytes` (0 to 3):
@@ -316,7 +316,16 @@ mod tests {
 
     #[test]
     fn decode_owned_matches_decode() {
-        for bytes in [&b"\xEF\xBB\xBFhi"[..], b"plain", b"a\0b", b"ab\xFF", b""] {
+        // The last: a PNG header, invalid UTF-8 before its NUL byte.
+        let png = b"\x89PNG\r\n\0\x01";
+        for bytes in [
+            &b"\xEF\xBB\xBFhi"[..],
+            b"plain",
+            b"a\0b",
+            b"ab\xFF",
+            b"",
+            png,
+        ] {
             assert_eq!(
                 decode_owned(bytes.to_vec()),
                 decode(bytes).map(str::to_owned)

@@ -1,40 +1,72 @@
-// `npm run build`: transpiles the tools component with jco into generated/
-// and lists its core modules for src/component.js. The component is
-// $DSH_FS_WASM, else the one `cargo build -p dsh-fs` leaves in target/guest/.
+// `npm run build`: composes the tools component with the text adapter
+// (`wac plug`: the adapter's `dsh:fs/provider` into the tools' import), so
+// the result imports only `dsh:fs/store` and WASI, transpiles it with jco
+// into generated/ and lists its core modules for src/component.js. Both
+// components are the ones `cargo build -p dsh-fs` leaves in target/guest/;
+// DSH_FS_WASM names an already composed component instead. `wac` comes from
+// scripts/install-cli-tools.sh (PATH or ~/.cargo/bin).
 
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
-const wasm =
-  process.env.DSH_FS_WASM ?? here('../../../target/guest/wasm32-wasip2/release/dsh_fs_tools.wasm');
+const guest = process.env.DSH_FS_GUEST_TARGET_DIR ?? here('../../../target/guest/');
+const release = join(guest, 'wasm32-wasip2/release');
 const out = here('../generated/');
+const jco = here('../node_modules/@bytecodealliance/jco/dist/jco.js');
 
-if (!existsSync(wasm)) {
-  console.error(
-    `no component at ${wasm}: run \`cargo build -p dsh-fs\` at the repository root, or set DSH_FS_WASM`,
-  );
-  process.exit(1);
+function run(command, args) {
+  const r = spawnSync(command, args, { stdio: 'inherit' });
+  if (r.error) {
+    console.error(`${command}: ${r.error.message}`);
+    process.exit(1);
+  }
+  if (r.status !== 0) process.exit(r.status ?? 1);
 }
+
+function compose() {
+  const tools = join(release, 'dsh_fs_tools.wasm');
+  const adapter = join(release, 'dsh_fs_adapter.wasm');
+  for (const wasm of [tools, adapter]) {
+    if (!existsSync(wasm)) {
+      console.error(
+        `no component at ${wasm}: run \`cargo build -p dsh-fs\` at the repository root, or set DSH_FS_WASM`,
+      );
+      process.exit(1);
+    }
+  }
+  const cargoBin = join(process.env.CARGO_HOME ?? join(homedir(), '.cargo'), 'bin', 'wac');
+  const wac = existsSync(cargoBin) ? cargoBin : 'wac';
+  const composed = join(guest, 'dsh_fs_tools_text.wasm');
+  run(wac, ['plug', tools, '--plug', adapter, '-o', composed]);
+  // The composition must import the byte store and nothing else but WASI.
+  const wit = spawnSync(process.execPath, [jco, 'wit', composed], { encoding: 'utf8' });
+  const imports = [...(wit.stdout ?? '').matchAll(/^\s*import ([^;]+);/gm)].map((m) => m[1]);
+  const extra = imports.filter((i) => !/^(wasi:|dsh:fs\/(store|types)@)/.test(i));
+  if (wit.status !== 0 || !imports.some((i) => i.startsWith('dsh:fs/store@')) || extra.length > 0) {
+    console.error(`${composed} should import dsh:fs/store and WASI only; it imports:\n${imports.join('\n')}${wit.stderr}`);
+    process.exit(1);
+  }
+  return composed;
+}
+
+const wasm = process.env.DSH_FS_WASM ?? compose();
 rmSync(out, { recursive: true, force: true });
-const jco = spawnSync(
-  process.execPath,
-  [
-    here('../node_modules/@bytecodealliance/jco/dist/jco.js'),
-    'transpile',
-    wasm,
-    '--out-dir',
-    out,
-    '--name',
-    'dsh-fs-tools',
-    '--instantiation',
-    'sync',
-    '--quiet',
-  ],
-  { stdio: 'inherit' },
-);
-if (jco.status !== 0) process.exit(jco.status ?? 1);
+run(process.execPath, [
+  jco,
+  'transpile',
+  wasm,
+  '--out-dir',
+  out,
+  '--name',
+  'dsh-fs-tools',
+  '--instantiation',
+  'sync',
+  '--quiet',
+]);
 
 // The package declares its own API (src/*.d.ts); jco's declarations are of the
 // raw component, and its --no-typescript has no effect in 1.35.

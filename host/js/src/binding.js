@@ -1,123 +1,194 @@
-// Serves the component's `dsh:fs/provider` import from a JS provider object:
-// the `target`, `text-stream` and `listing` resources as classes private to one
-// instance, u64s as BigInts, and every failure as the `err` case the WIT
-// declares.
+// Serves the component's `dsh:fs/store` import from a JS byte store: the
+// `reader`, `listing` and `replacement` resources as classes private to one
+// instance, u64s as BigInts one way and Numbers the other, and every failure
+// as the `err` case the WIT declares. Bytes only: every text rule (decoding,
+// BOMs, hashes, versions, freshness, splices, listing order) is the
+// component's.
 //
-// A JS provider implements (plain values, numbers, null for none):
-//   resolve(path)                        -> target: { displayPath, key, ... }
-//   stat(target)                         -> { version, kind: 'file'|'directory'|'other', size } | null
-//   readText(target, maxBytes)           -> { text, version }
-//   streamText(target, start)            -> { next(maxBytes) -> string | null, version() -> string | null }
-//                                           (start: text offset past any BOM, a Number; 0 or where
-//                                           a chunk of an earlier stream of the same version began)
-//   writeText(target, content, intent)   -> { operation: 'created'|'updated', version }
-//       intent: null | { tag: 'create-if-absent' } | { tag: 'replace-if-version', val: version }
-//   editText(target, { oldString, newString, replaceAll }, expected: version | null)
-//                                        -> { replacements, version, firstLine }
-//   listDir(target)                      -> { next(max) -> [{ name, kind, size, modified }], skipped() -> number }
-//       kind: 'file'|'directory'|'symlink'|'other'; size in bytes for files, 0 otherwise;
-//       modified: ns since the Unix epoch or null; entries in byte order of their names,
-//       at most `max` per call, [] at the end (SortedListing in provider/contract.js does this)
-//   search(target, query)                -> string | null   (optional; null or absent: the
-//       component searches through listDir and streamText; a string must be byte for byte
-//       what that search renders; query: { tag: 'glob', val: pattern } |
-//       { tag: 'grep', val: { pattern, include } })
-// and throws FsError for every failure; any other exception becomes `io-error`.
-// A value of the wrong shape cannot be lowered: the call fails like a trap
-// (see session.js).
+// A JS store implements (plain values; a place is `{ key, shown }`: the
+// canonical root-relative path and the path to name in messages):
+//   roots()                         -> absolute roots a model path may begin with (optional: none)
+//   identity(rel, shown)            -> the canonical key of `rel` (optional: `rel`)
+//   stat(place)                     -> { kind: 'file'|'directory'|'other', size, token } | null
+//   open(place)                     -> reader: the regular file there
+//       reader.meta()               -> its { kind, size, token } when opened
+//       reader.read(offset, len)    -> Uint8Array of at most `len` bytes from `offset`; empty at the end
+//       reader.tokenNow()           -> its token now (optional: meta's)
+//   listDir(place)                  -> [{ name, kind, size, modified }] in any order, or
+//                                      { next(max) -> entries ([] at the end), skipped() -> number }
+//       kind: 'file'|'directory'|'symlink'|'other'; modified: ns since the epoch or null
+//   replace(place, createParents)   -> [replacement, reader | undefined]: the new content of the
+//                                      name, and the file there now
+//       replacement.checkWritable() -> throws permission-denied when write-protected (optional)
+//       replacement.write(bytes)    -> appends
+//       replacement.copy(offset, len) -> appends bytes of the reader `replace` returned (optional)
+//       replacement.commit(guard)   -> the new token, if `guard` holds now:
+//           { tag: 'absent' } | { tag: 'unchanged', val: token } | { tag: 'none' }
+// and `close()` (optional) on readers, listings and replacements, called when
+// the component drops them: a replacement closed without a commit leaves
+// nothing behind. Failures are FsErrors; anything else thrown becomes
+// `io-error`. `src/store/memory.js` is the reference.
 
-import { FsError } from './provider/contract.js';
+import { ERROR_CODES, FsError } from './error.js';
 
-/** The import object entry for `dsh:fs/provider` over `provider`. */
-export function providerImport(provider) {
-  // The provider's own targets and streams, behind handles the component
-  // cannot forge: only `resolve` and `streamText` below make them.
-  const inner = new WeakMap();
+const dispose = Symbol.dispose ?? Symbol.for('dispose');
+/** Most bytes a default `copy` moves at once. */
+const COPY_CHUNK = 1 << 20;
 
-  class Target {
-    displayPath() {
-      return inner.get(this).displayPath;
+/** The import object entry for `dsh:fs/store` over `store`. */
+export function storeImport(store) {
+  class Reader {
+    #inner;
+
+    constructor(inner) {
+      this.#inner = inner;
     }
 
-    key() {
-      return inner.get(this).key;
-    }
-  }
-
-  class TextStream {
-    next(maxBytes) {
-      return guard(() => inner.get(this).next(maxBytes) ?? undefined);
+    meta() {
+      return meta(this.#inner.meta());
     }
 
-    version() {
-      return inner.get(this).version() ?? undefined;
+    read(offset, len) {
+      return guard(() => this.#inner.read(Number(offset), len));
+    }
+
+    tokenNow() {
+      return guard(() => String(this.#inner.tokenNow?.() ?? this.#inner.meta().token));
+    }
+
+    [dispose]() {
+      close(this.#inner);
     }
   }
 
   class Listing {
+    #inner;
+
+    constructor(inner) {
+      this.#inner = Array.isArray(inner) ? pages(inner) : inner;
+    }
+
     next(max) {
       return guard(() =>
-        inner
-          .get(this)
-          .next(max)
-          .map((e) => ({
-            name: e.name,
-            kind: e.kind,
-            size: BigInt(e.size ?? 0),
-            modified: u64(e.modified),
-          })),
+        this.#inner.next(max).map((e) => ({
+          name: e.name,
+          kind: e.kind,
+          size: BigInt(e.size ?? 0),
+          modified: u64(e.modified),
+        })),
       );
     }
 
     skipped() {
-      return BigInt(inner.get(this).skipped?.() ?? 0);
+      return BigInt(this.#inner.skipped?.() ?? 0);
+    }
+
+    [dispose]() {
+      close(this.#inner);
     }
   }
 
-  const wrap = (Class, value) => {
-    const handle = new Class();
-    inner.set(handle, value);
-    return handle;
-  };
-  const target = (t) => inner.get(t);
+  class Replacement {
+    #inner;
+    #current;
+
+    constructor(inner, current) {
+      this.#inner = inner;
+      this.#current = current;
+    }
+
+    checkWritable() {
+      guard(() => this.#inner.checkWritable?.());
+    }
+
+    write(bytes) {
+      guard(() => this.#inner.write(bytes));
+    }
+
+    copy(offset, len) {
+      guard(() => {
+        if (this.#inner.copy) return this.#inner.copy(Number(offset), Number(len));
+        // No copy of its own: the bytes go through here.
+        for (let at = Number(offset), end = at + Number(len); at < end; ) {
+          const bytes = this.#current.read(at, Math.min(end - at, COPY_CHUNK));
+          if (bytes.length === 0) break;
+          this.#inner.write(bytes);
+          at += bytes.length;
+        }
+      });
+    }
+
+    static commit(replacement, guardValue) {
+      const inner = replacement.#inner;
+      try {
+        return guard(() => String(inner.commit(guardValue)));
+      } finally {
+        close(inner);
+      }
+    }
+
+    [dispose]() {
+      close(this.#inner);
+    }
+  }
 
   return {
-    Target,
-    TextStream,
+    Reader,
     Listing,
-    resolve: (path) => guard(() => wrap(Target, provider.resolve(path))),
-    stat: (t) =>
+    Replacement,
+    roots: () => (store.roots?.() ?? []).map(String),
+    identity: (rel, shown) => guard(() => (store.identity ? String(store.identity(rel, shown)) : rel)),
+    stat: (place) =>
       guard(() => {
-        const info = provider.stat(target(t));
-        if (info == null) return undefined;
-        return { version: info.version, kind: info.kind, size: u64(info.size) };
+        const found = store.stat(place);
+        return found == null ? undefined : meta(found);
       }),
-    readText: (t, maxBytes) => guard(() => provider.readText(target(t), Number(maxBytes))),
-    streamText: (t, start) =>
-      guard(() => wrap(TextStream, provider.streamText(target(t), Number(start)))),
-    writeText: (t, content, intent) =>
-      guard(() => provider.writeText(target(t), content, intent ?? null)),
-    editText: (t, edit, expected) =>
+    open: (place) => guard(() => new Reader(store.open(place))),
+    listDir: (place) => guard(() => new Listing(store.listDir(place))),
+    replace: (place, createParents) =>
       guard(() => {
-        const outcome = provider.editText(target(t), edit, expected ?? null);
-        return { ...outcome, firstLine: u64(outcome.firstLine) };
+        const [replacement, current] = store.replace(place, createParents);
+        return [new Replacement(replacement, current), current == null ? undefined : new Reader(current)];
       }),
-    listDir: (t) => guard(() => wrap(Listing, provider.listDir(target(t)))),
-    search: (t, query) =>
-      guard(() => (provider.search ? (provider.search(target(t), query) ?? undefined) : undefined)),
   };
+}
+
+function meta({ kind, size, token }) {
+  return { kind, size: u64(size), token: String(token) };
 }
 
 function u64(n) {
   return n == null ? undefined : BigInt(n);
 }
 
-/** Runs a provider call; anything thrown that is not an FsError becomes `io-error`. */
+/** A listing over an array: `max` entries at a time. */
+function pages(entries) {
+  let at = 0;
+  return {
+    next(max) {
+      const page = entries.slice(at, at + Math.max(max, 1));
+      at += page.length;
+      return page;
+    },
+  };
+}
+
+/** Closes a store's reader, listing or replacement; a failure to close is not the call's. */
+function close(inner) {
+  try {
+    inner?.close?.();
+  } catch {
+    // Nothing to tell the component: it is done with the object.
+  }
+}
+
+/** Runs a store call; anything thrown that is not an FsError becomes `io-error`. */
 function guard(call) {
   try {
     return call();
   } catch (e) {
-    if (e instanceof FsError) throw e;
+    // An FsError, also one of another copy of this package.
+    if (e instanceof FsError || ERROR_CODES.includes(e?.payload?.code)) throw e;
     throw new FsError('io-error', `the provider failed: ${e?.message ?? String(e)}`);
   }
 }

@@ -1,50 +1,16 @@
-// The transpiled tools component, loaded once per process or page: its core
-// modules are compiled up front (asynchronously, which browsers require for
-// modules this size), so each session can then be instantiated synchronously.
+// The component of this process or page, loaded once, with preview2-shim as
+// its WASI (resolved by Node, or by the page's import map).
 
-import { wasiImports } from './wasi.js';
-import { providerImport } from './binding.js';
-
-const GENERATED = new URL('../generated/', import.meta.url);
-
-async function load() {
-  let transpiled;
-  let manifest;
-  try {
-    transpiled = await import(new URL('dsh-fs-tools.js', GENERATED).href);
-    manifest = await import(new URL('core-modules.js', GENERATED).href);
-  } catch (e) {
-    throw new Error(
-      `cannot load the transpiled component from ${GENERATED.href} (run \`npm run build\` first): ${e.message}`,
-    );
-  }
-  const compiled = new Map();
-  await Promise.all(
-    manifest.coreModules.map(async (name) => {
-      compiled.set(name, await compile(new URL(name, GENERATED)));
-    }),
-  );
-  return { instantiate: transpiled.instantiate, compiled };
-}
-
-async function compile(url) {
-  if (url.protocol === 'file:') {
-    const { readFile } = await import('node:fs/promises');
-    return WebAssembly.compile(await readFile(url));
-  }
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`fetching ${url.href} failed: HTTP ${response.status}`);
-  return WebAssembly.compileStreaming(response);
-}
+import * as cli from '@bytecodealliance/preview2-shim/cli';
+import * as clocks from '@bytecodealliance/preview2-shim/clocks';
+import * as io from '@bytecodealliance/preview2-shim/io';
+import * as random from '@bytecodealliance/preview2-shim/random';
+import { bind, load, wasiFrom } from './instance.js';
 
 const component = await load();
+const wasi = wasiFrom({ cli, clocks, io, random });
 
-/** A fresh instance of the component bound to `provider`: its `dsh:fs/tools` exports. */
-export function instantiate(provider) {
-  const exports = component.instantiate((name) => component.compiled.get(name), {
-    ...wasiImports,
-    'dsh:fs/types': {},
-    'dsh:fs/provider': providerImport(provider),
-  });
-  return exports.tools;
+/** A fresh instance of the component bound to `store`: its `dsh:fs/tools` exports. */
+export function instantiate(store) {
+  return bind(component, store, wasi).tools;
 }

@@ -1,6 +1,6 @@
 // The package's API: sessions of the tools component, their definitions and
-// results, and the provider a session serves files from (MemoryProvider, or
-// any object of the Provider shape).
+// results, and the byte store a session serves files from (MemoryStore,
+// NodeStore from `@dsh-fs/host/node`, or any object of the Store shape).
 
 /** The five tools, in the order `definitions()` lists them. */
 export type ToolName = 'read' | 'write' | 'edit' | 'glob' | 'grep';
@@ -100,9 +100,11 @@ export type ToolResult =
   | { text: string; isError: true; error: ToolError };
 
 /** One agent session: the owner of what was read, on its own instance of the component. */
-export interface Session<P extends Provider<any> = Provider<any>> {
-  /** The provider the session serves files from. */
-  readonly provider: P;
+export interface Session<S extends Store = Store> {
+  /** The store the session serves files from. */
+  readonly store: S;
+  /** @deprecated The store, by its former name. */
+  readonly provider: S;
   /**
    * Runs one tool call; `args` is the arguments object or its JSON text.
    * Never throws for a failed call: it is a result with `isError`.
@@ -115,21 +117,21 @@ export interface Session<P extends Provider<any> = Provider<any>> {
   definitions(): ToolDefinition[];
 }
 
-export interface SessionOptions<P extends Provider<any>> {
+export interface SessionOptions<S extends Store> {
   /** Enforce read-before-change and stale-version checks (default true). */
   observationPolicy?: boolean;
-  /** Where the files live (default: a fresh MemoryProvider). */
-  provider?: P;
+  /** Where the files live (default: a fresh MemoryStore). */
+  store?: S;
+  /** @deprecated `store`, by its former name. */
+  provider?: S;
 }
 
-/** Opens a session over `provider`. */
-export function createSession<P extends Provider<any> = MemoryProvider>(
-  options?: SessionOptions<P>,
-): Session<P>;
+/** Opens a session over `store`. */
+export function createSession<S extends Store = MemoryStore>(options?: SessionOptions<S>): Session<S>;
 
-// --- Providers ---
+// --- Stores ---
 
-/** A provider's error codes (`dsh:fs/types.error-code`). */
+/** A store's error codes (`dsh:fs/types.error-code`). */
 export type ErrorCode =
   | 'not-found'
   | 'not-text'
@@ -150,108 +152,126 @@ export type ErrorCode =
 /** Every ErrorCode. */
 export const ERROR_CODES: readonly ErrorCode[];
 
-/** A provider failure; thrown by a provider, the component sees `code` and `message`. */
+/** A store failure; thrown by a store, the component sees `code` and `message`. */
 export class FsError extends Error {
   /** Any code outside ERROR_CODES becomes `io-error`. */
   constructor(code: ErrorCode, message: string);
   readonly code: ErrorCode;
+  /** `not-found`: `PATH does not exist`. */
   static notFound(path: string): FsError;
+  /** `sandbox-denied`: the path leaves the root. */
   static sandboxDenied(path: string): FsError;
+  /** `stale-version`: a guard found other bytes than the ones read. */
   static stale(path: string): FsError;
-  static notText(path: string, why: string): FsError;
   /** `stale-version` for a file that is gone. */
   static vanished(path: string): FsError;
+  /** `not-observed`: an `absent` guard found a file someone else created. */
+  static createdMeanwhile(path: string): FsError;
+  /** `not-regular-file` for a directory. */
+  static isDirectory(path: string): FsError;
+  /** `not-directory` for a listing of a file. */
+  static notDirectory(path: string): FsError;
+  /** `not-directory` for a path through a file. */
+  static parentNotDirectory(path: string): FsError;
 }
 
-/** An opaque freshness token a provider makes; the tools only hand it back. */
-export type Version = string;
-
-/** What `resolve` returns; the provider may keep more in it. */
-export interface Target {
-  /** The path as the model should see it. */
-  displayPath: string;
-  /** Identity of the target: two paths naming one file have one key. */
+/** Where an operation works: the canonical key (root-relative, `/`-separated) and the path to name in messages. */
+export interface Place {
   key: string;
+  shown: string;
 }
 
-export interface Stat {
-  version: Version;
-  kind: 'file' | 'directory' | 'other';
-  size: number | bigint | null;
+/** What a store knows of one entry without reading it. */
+export interface ObjectMeta {
+  /** One of these three (a plain `string` type, so JavaScript literals check). */
+  kind: 'file' | 'directory' | 'other' | (string & {});
+  /** Bytes, when known (always for files). */
+  size?: number | bigint | null;
+  /** Changes whenever the bytes may have changed; equal tokens promise equal bytes. */
+  token: string;
 }
 
-/** A file's text in chunks of whole characters. */
-export interface TextStream {
-  /** The next chunk of at most `maxBytes` bytes of UTF-8; null at the end. */
-  next(maxBytes: number): string | null;
-  /** The version of everything streamed, once `next` returned null; else null. */
-  version(): Version | null;
-}
-
-export type WriteIntent =
-  | null
-  | { tag: 'create-if-absent' }
-  | { tag: 'replace-if-version'; val: Version };
-
-export interface EditRequest {
-  oldString: string;
-  newString: string;
-  replaceAll: boolean;
+/** One open regular file, read by ranges. */
+export interface Reader {
+  /** Its metadata when it was opened. */
+  meta(): ObjectMeta;
+  /** At most `len` bytes from `offset`; empty at the end. */
+  read(offset: number, len: number): Uint8Array;
+  /** Its token now (default: `meta().token`, for a reader of a snapshot). */
+  tokenNow?(): string;
+  /** Called when the component is done with it. */
+  close?(): void;
 }
 
 export interface DirEntry {
   name: string;
-  kind: 'file' | 'directory' | 'symlink' | 'other';
+  /** One of these four (a plain `string` type, so JavaScript literals check). */
+  kind: 'file' | 'directory' | 'symlink' | 'other' | (string & {});
   /** Bytes for files, 0 otherwise. */
   size: number | bigint;
   /** Nanoseconds since the Unix epoch, or null when unknown. */
-  modified: number | bigint | null;
+  modified?: number | bigint | null;
 }
 
-/** A directory's entries in byte order of their names, handed out in pages. */
+/** A directory's entries in any order, handed out in pages; [] at the end. */
 export interface Listing {
-  /** The next at most `max` entries; [] at the end. */
   next(max: number): DirEntry[];
   /** How many names could not be listed (not UTF-8). */
   skipped?(): number;
+  close?(): void;
+}
+
+/** What must hold when a replacement commits. */
+export type Guard = { tag: 'absent' } | { tag: 'unchanged'; val: string } | { tag: 'none' };
+
+/** The new content of one name, written front to back, then committed. */
+export interface Replacement {
+  /** Throws `permission-denied` when the existing file is write-protected. */
+  checkWritable?(): void;
+  /** Appends bytes (copy them if you keep them: the buffer is reused). */
+  write(bytes: Uint8Array): void;
+  /** Appends `len` bytes of the file `replace` opened, from `offset` (default: read, then write). */
+  copy?(offset: number, len: number): void;
+  /**
+   * Puts the content in place if `guard` holds now, atomically; the new
+   * token. A failed guard is `stale-version` (changed or vanished) or
+   * `not-observed` (created meanwhile).
+   */
+  commit(guard: Guard): string;
+  /** Called when the component is done with it; without a commit it must leave nothing behind. */
+  close?(): void;
 }
 
 /**
- * A backend for `dsh:fs/provider`: the methods the component calls, each
- * throwing FsError for a failure (anything else thrown becomes `io-error`).
- * `src/binding.js` documents the contract of each.
+ * A byte store (`dsh:fs/store`): the methods the component's text layer
+ * calls, each throwing FsError for a failure (anything else thrown becomes
+ * `io-error`). Bytes only: decoding, versions, freshness and edits are the
+ * component's. `src/binding.js` documents each method.
  */
-export interface Provider<T extends Target = Target> {
-  resolve(path: string): T;
-  stat(target: T): Stat | null;
-  readText(target: T, maxBytes: number): { text: string; version: Version };
-  streamText(target: T, start: number): TextStream;
-  writeText(
-    target: T,
-    content: string,
-    intent: WriteIntent,
-  ): { operation: 'created' | 'updated'; version: Version };
-  editText(
-    target: T,
-    edit: EditRequest,
-    expected: Version | null,
-  ): { replacements: number; version: Version; firstLine: number | bigint };
-  listDir(target: T): Listing;
+export interface Store {
+  /** Absolute spellings of the root a model path may begin with (default: none). */
+  roots?(): string[];
+  /** The canonical key of the normalized path `rel` (default: `rel`); `sandbox-denied` when it leaves the root. */
+  identity?(rel: string, shown: string): string;
+  /** Metadata, or null when nothing is there. */
+  stat(place: Place): ObjectMeta | null | undefined;
+  /** The regular file at `place`: `not-found`, `not-regular-file`, `not-directory`. */
+  open(place: Place): Reader;
+  /** The directory's entries, one level deep: `not-found`, `not-directory`. */
+  listDir(place: Place): DirEntry[] | Listing;
   /**
-   * Optional native search: the text the component's own `glob`/`grep` would
-   * render for `query` below `target`, byte for byte, or null to let the
-   * component search through `listDir` and `streamText`.
+   * Begins replacing `place`: `[replacement, reader]`, the reader being the
+   * file there now (undefined when none). Typed as an array too, as
+   * JavaScript infers the literal.
    */
-  search?(target: T, query: SearchQuery): string | null;
+  replace(
+    place: Place,
+    createParents: boolean,
+  ): [Replacement, Reader | undefined | null] | (Replacement | Reader | undefined | null)[];
 }
 
-/** A glob or grep a provider may run natively (`Provider.search`). */
-export type SearchQuery =
-  | { tag: 'glob'; val: string }
-  | { tag: 'grep'; val: { pattern: string; include?: string | null } };
-
-/** An in-memory workspace; absolute paths are accepted under `root` (default `/workspace`). */
-export class MemoryProvider implements Provider {
+/** An in-memory workspace of bytes; absolute paths are accepted under `root` (default `/workspace`). */
+export class MemoryStore implements Store {
   constructor(options?: { root?: string });
   /**
    * Puts `content` (a string, stored as UTF-8, or bytes) at `path`, creating
@@ -266,19 +286,14 @@ export class MemoryProvider implements Provider {
   /** Removes the file at `path`; whether there was one. */
   remove(path: string): boolean;
 
-  resolve(path: string): Target;
-  stat(target: Target): Stat | null;
-  readText(target: Target, maxBytes: number): { text: string; version: Version };
-  streamText(target: Target, start?: number): TextStream;
-  writeText(
-    target: Target,
-    content: string,
-    intent: WriteIntent,
-  ): { operation: 'created' | 'updated'; version: Version };
-  editText(
-    target: Target,
-    edit: EditRequest,
-    expected: Version | null,
-  ): { replacements: number; version: Version; firstLine: number };
-  listDir(target: Target): Listing;
+  roots(): string[];
+  stat(place: Place): ObjectMeta | null;
+  open(place: Place): Reader;
+  listDir(place: Place): DirEntry[];
+  replace(place: Place, createParents: boolean): [Replacement, Reader | undefined];
 }
+
+/** @deprecated MemoryStore, by its former name. */
+export const MemoryProvider: typeof MemoryStore;
+/** @deprecated MemoryStore, by its former name. */
+export type MemoryProvider = MemoryStore;

@@ -1,23 +1,30 @@
-// createSession: one tools session over a provider, on its own instance of
-// the component. A call that fails inside the component (a trap, or a
-// provider value that cannot be lowered) becomes an INTERNAL_ERROR result and
-// the session continues on a fresh instance, with no observations.
+// createSession: one tools session over a byte store, on its own instance of
+// the component. A call that fails inside the component (a trap, or a store
+// value that cannot be lowered) becomes an INTERNAL_ERROR result and the
+// session continues on a fresh instance, with no observations.
 
-import { instantiate } from './component.js';
-import { MemoryProvider } from './provider/memory.js';
+import { MemoryStore } from './store/memory.js';
 
 /**
- * Opens a session. `observationPolicy` enforces read-before-write/edit and
- * stale-version checks; `provider` serves the files (a fresh MemoryProvider
- * when omitted). Returns `{ execute(tool, args), definitions(), provider }`.
+ * Opens a session on instances made by `instantiate(store)`.
+ * `observationPolicy` enforces read-before-write/edit and stale-version
+ * checks; `store` holds the files (a fresh MemoryStore when omitted;
+ * `provider` is its former name). Returns
+ * `{ execute(tool, args), definitions(), store }`.
  */
-export function createSession({ observationPolicy = true, provider = new MemoryProvider() } = {}) {
+export function openSession(instantiate, { observationPolicy = true, store, provider } = {}) {
+  store ??= provider ?? new MemoryStore();
   const options = { observationPolicy: Boolean(observationPolicy) };
-  let tools = instantiate(provider);
+  let tools = instantiate(store);
   let session = new tools.Session(options);
 
   return {
-    provider,
+    store,
+
+    /** The store, by its former name. */
+    get provider() {
+      return store;
+    },
 
     /**
      * Runs one tool call; `args` is an object or its JSON text. Never throws
@@ -32,7 +39,7 @@ export function createSession({ observationPolicy = true, provider = new MemoryP
       } catch (failure) {
         let next = 'The session was restarted: read files again before editing them.';
         try {
-          tools = instantiate(provider);
+          tools = instantiate(store);
           session = new tools.Session(options);
         } catch {
           next = 'The session could not be restarted.';

@@ -102,6 +102,8 @@ before(async () => {
     [
       "export * as host from '@dsh-fs/host';",
       "export * as aiSdk from '@dsh-fs/host/ai-sdk';",
+      "export * as node from '@dsh-fs/host/node';",
+      "export * as opfs from '@dsh-fs/host/opfs';",
       "export { asSchema } from 'ai';",
       '',
     ].join('\n'),
@@ -138,7 +140,7 @@ test('the tarball carries the sources, their declarations and the component, not
   assert.ok(listed.includes('src/index.d.ts') && listed.includes('src/ai-sdk.d.ts'));
   assert.deepEqual(
     listed.filter((p) => p.endsWith('.d.ts')),
-    ['src/ai-sdk.d.ts', 'src/index.d.ts'],
+    ['src/ai-sdk.d.ts', 'src/index.d.ts', 'src/node.d.ts', 'src/opfs.d.ts'],
   );
   t.diagnostic(`${TARBALL}: ${statSync(join(project, TARBALL)).size} bytes, ${listed.length} files`);
 });
@@ -147,6 +149,8 @@ test('the declarations name exactly what the modules export', () => {
   for (const [module, exports] of [
     ['index', installed.host],
     ['ai-sdk', installed.aiSdk],
+    ['node', installed.node],
+    ['opfs', installed.opfs],
   ]) {
     const dts = readFileSync(join(project, `node_modules/@dsh-fs/host/src/${module}.d.ts`), 'utf8');
     const declared = [...dts.matchAll(/^export (?:function|class|const) (\w+)/gm)].map((m) => m[1]);
@@ -205,9 +209,9 @@ test("the README's page and the shared scenario run in headless Chromium from th
 });
 
 test("AI SDK tools: each tool's execute runs on the session; read, edit, stale edit", async () => {
-  const { createSession, MemoryProvider } = installed.host;
-  const files = new MemoryProvider();
-  const session = createSession({ provider: files });
+  const { createSession, MemoryStore } = installed.host;
+  const files = new MemoryStore();
+  const session = createSession({ store: files });
   const tools = installed.aiSdk.aiSdkTools(session);
   const definitions = session.definitions();
   assert.deepEqual(Object.keys(tools), ['read', 'write', 'edit', 'glob', 'grep']);
@@ -270,6 +274,8 @@ test('tsc: the declarations hold, and type-check a TypeScript consumer and the R
     assert.equal(out.status, 0, `tsc ${args.join(' ')}:\n${out.stdout}${out.stderr}`);
   };
   // The package's own declarations, checked in full (the consumer's tsconfig skips libraries').
-  tsc('--ignoreConfig', '--noEmit', '--strict', '--types', '', 'node_modules/@dsh-fs/host/src/index.d.ts');
+  for (const module of ['index', 'node', 'opfs']) {
+    tsc('--ignoreConfig', '--noEmit', '--strict', '--types', '', `node_modules/@dsh-fs/host/src/${module}.d.ts`);
+  }
   tsc('-p', 'tsconfig.json');
 });

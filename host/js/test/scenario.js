@@ -1,14 +1,14 @@
 // The scenario run both in Node (tools.test.js) and in headless Chromium
 // (browser.test.js): windowed read then edit, stale edit, ambiguous edit,
 // not-observed write and binary rejection, through the transpiled component
-// on a MemoryProvider. Browser-safe: no Node imports.
+// on a MemoryStore. Browser-safe: no Node imports.
 
 /** Runs the scenario with the package's exports; returns a JSON-able transcript. */
-export function runScenario({ createSession, MemoryProvider }) {
-  const provider = new MemoryProvider();
-  const session = createSession({ provider });
+export function runScenario({ createSession, MemoryStore }) {
+  const files = new MemoryStore();
+  const session = createSession({ store: files });
   const utf8 = new TextDecoder();
-  const file = (path) => utf8.decode(provider.get(path));
+  const file = (path) => utf8.decode(files.get(path));
   const call = (tool, args) => {
     const result = session.execute(tool, args);
     return { text: result.text, isError: result.isError, code: result.error?.code ?? null };
@@ -17,7 +17,7 @@ export function runScenario({ createSession, MemoryProvider }) {
 
   // A windowed read authorizes an edit far outside the window.
   const big = Array.from({ length: 5000 }, (_, i) => `line ${i + 1}\n`).join('');
-  provider.insert('big.txt', big);
+  files.insert('big.txt', big);
   const edit4999 = { file_path: 'big.txt', old_string: 'line 4999\n', new_string: 'x\n' };
   t.editBeforeRead = call('edit', edit4999);
   t.window = call('read', { file_path: 'big.txt', offset: 10, limit: 3 });
@@ -25,9 +25,9 @@ export function runScenario({ createSession, MemoryProvider }) {
   t.bigEdited = file('big.txt') === big.replace('line 4999\n', 'x\n');
 
   // Another writer changes the file: the old read is stale, before matching.
-  provider.insert('a.txt', 'one\ntwo\n');
+  files.insert('a.txt', 'one\ntwo\n');
   t.readA = call('read', { file_path: 'a.txt' });
-  provider.insert('a.txt', 'three\n');
+  files.insert('a.txt', 'three\n');
   t.staleEdit = call('edit', { file_path: 'a.txt', old_string: 'two', new_string: '2' });
   t.aAfterStale = file('a.txt');
   t.reread = call('read', { file_path: 'a.txt' });
@@ -36,7 +36,7 @@ export function runScenario({ createSession, MemoryProvider }) {
   t.aFinal = file('a.txt');
 
   // Several matches: refused with their lines, or all replaced on request.
-  provider.insert('dup.txt', 'x\ny\nx\r\nx');
+  files.insert('dup.txt', 'x\ny\nx\r\nx');
   call('read', { file_path: 'dup.txt' });
   t.ambiguous = call('edit', { file_path: 'dup.txt', old_string: 'x', new_string: 'z' });
   t.dupAfterAmbiguous = file('dup.txt');
@@ -49,16 +49,16 @@ export function runScenario({ createSession, MemoryProvider }) {
   t.dupFinal = file('dup.txt');
 
   // Overwriting a file this session never read is refused; creating is not.
-  provider.insert('exists.txt', 'keep me\n');
+  files.insert('exists.txt', 'keep me\n');
   t.clobber = call('write', { file_path: 'exists.txt', content: 'clobber' });
   t.existsAfter = file('exists.txt');
   t.create = call('write', { file_path: 'src/new.txt', content: 'fresh\n' });
   t.created = file('src/new.txt');
 
   // Binary content is refused, whether a NUL byte or invalid UTF-8.
-  provider.insert('image.png', new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x00, 0x01]));
+  files.insert('image.png', new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x00, 0x01]));
   t.nul = call('read', { file_path: 'image.png' });
-  provider.insert('latin1.txt', new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0x0a]));
+  files.insert('latin1.txt', new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0x0a]));
   t.invalidUtf8 = call('read', { file_path: 'latin1.txt' });
   return t;
 }

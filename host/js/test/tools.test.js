@@ -1,5 +1,5 @@
 // The Node suite: the package's sessions through the transpiled component on
-// the JS MemoryProvider (and on providers built from it), asserting the
+// the JS MemoryStore (and on stores built from it), asserting the
 // model-facing results and the bytes left in the workspace.
 
 import assert from 'node:assert/strict';
@@ -8,15 +8,15 @@ import { describe, test } from 'node:test';
 import * as pkg from '../src/index.js';
 import { checkScenario, runScenario } from './scenario.js';
 
-const { createSession, MemoryProvider, FsError } = pkg;
+const { createSession, MemoryStore, FsError } = pkg;
 const utf8 = new TextDecoder();
 const bytes = (...b) => new Uint8Array(b);
 
 /** A session over a fresh workspace seeded with `files`. */
 function workspace(files = {}, options = {}) {
-  const provider = options.provider ?? new MemoryProvider();
-  for (const [path, content] of Object.entries(files)) provider.insert(path, content);
-  const session = createSession({ ...options, provider });
+  const store = options.store ?? new MemoryStore();
+  for (const [path, content] of Object.entries(files)) store.insert(path, content);
+  const session = createSession({ ...options, store });
   const call = (tool, args) => session.execute(tool, args);
   const ok = (tool, args) => {
     const r = call(tool, args);
@@ -32,7 +32,7 @@ function workspace(files = {}, options = {}) {
     assert.equal(r.text.split('\n')[0], `${code}: ${r.error.message}`);
     return r.text;
   };
-  return { provider, session, call, ok, fails, text: (p) => utf8.decode(provider.get(p)) };
+  return { store, session, call, ok, fails, text: (p) => utf8.decode(store.get(p)) };
 }
 
 test('the shared scenario: windowed read then edit, stale, ambiguous, not observed, binary', () => {
@@ -44,7 +44,7 @@ describe('byte-faithful edits', () => {
     const w = workspace({ 'win.ini': bytes(0xef, 0xbb, 0xbf, ...Buffer.from('x = 1\r\ny = 2')) });
     assert.equal(w.ok('read', { file_path: 'win.ini' }), 'File: win.ini\n1: x = 1\n2: y = 2\n(End of file: 2 lines.)');
     w.ok('edit', { file_path: 'win.ini', old_string: 'x = 1\ny = 2', new_string: 'x = 1\ny = 3\nz = 4' });
-    assert.deepEqual(w.provider.get('win.ini'), bytes(0xef, 0xbb, 0xbf, ...Buffer.from('x = 1\r\ny = 3\r\nz = 4')));
+    assert.deepEqual(w.store.get('win.ini'), bytes(0xef, 0xbb, 0xbf, ...Buffer.from('x = 1\r\ny = 3\r\nz = 4')));
   });
 
   test('mixed line endings: only the matched range changes', () => {
@@ -69,9 +69,9 @@ describe('freshness and the observation policy', () => {
   test('storing identical bytes is not a change; other bytes are', () => {
     const w = workspace({ 'a.txt': 'same\n' });
     w.ok('read', { file_path: 'a.txt' });
-    w.provider.insert('a.txt', 'same\n'); // new generation, same content
+    w.store.insert('a.txt', 'same\n'); // new generation, same content
     w.ok('edit', { file_path: 'a.txt', old_string: 'same', new_string: 'mine' });
-    w.provider.insert('a.txt', 'theirs\n');
+    w.store.insert('a.txt', 'theirs\n');
     w.fails('write', { file_path: 'a.txt', content: 'overwrite\n' }, 'FS_STALE_VERSION');
     assert.equal(w.text('a.txt'), 'theirs\n');
   });
@@ -79,18 +79,18 @@ describe('freshness and the observation policy', () => {
   test('a file deleted since the read is stale, for edit and write', () => {
     const w = workspace({ 'gone.txt': 'bye\n' });
     w.ok('read', { file_path: 'gone.txt' });
-    assert.equal(w.provider.remove('gone.txt'), true);
+    assert.equal(w.store.remove('gone.txt'), true);
     const text = w.fails('edit', { file_path: 'gone.txt', old_string: 'bye', new_string: 'hi' }, 'FS_STALE_VERSION');
     assert.match(text, /gone\.txt no longer exists/);
     w.fails('write', { file_path: 'gone.txt', content: 'back\n' }, 'FS_STALE_VERSION');
-    assert.equal(w.provider.get('gone.txt'), undefined);
+    assert.equal(w.store.get('gone.txt'), undefined);
   });
 
   test('sessions do not share observations', () => {
-    const provider = new MemoryProvider();
-    provider.insert('a.txt', 'hello\n');
-    const first = workspace({}, { provider });
-    const second = workspace({}, { provider });
+    const store = new MemoryStore();
+    store.insert('a.txt', 'hello\n');
+    const first = workspace({}, { store });
+    const second = workspace({}, { store });
     first.ok('read', { file_path: 'a.txt' });
     second.fails('edit', { file_path: 'a.txt', old_string: 'hello', new_string: 'x' }, 'FS_NOT_OBSERVED');
     first.ok('edit', { file_path: 'a.txt', old_string: 'hello', new_string: 'hi' });
@@ -103,39 +103,35 @@ describe('freshness and the observation policy', () => {
   test('with the policy off, writes and edits are unconditional', () => {
     const w = workspace({ 'a.txt': 'one\n' }, { observationPolicy: false });
     w.ok('edit', { file_path: 'a.txt', old_string: 'one', new_string: 'two' });
-    w.provider.insert('a.txt', 'three\n');
+    w.store.insert('a.txt', 'three\n');
     w.ok('write', { file_path: 'a.txt', content: 'four\n' });
     assert.equal(w.text('a.txt'), 'four\n');
     w.fails('edit', { file_path: 'a.txt', old_string: 'five', new_string: '5' }, 'FS_EDIT_NOT_FOUND');
   });
 
-  test('the version a read returns is the one the edit is checked against', () => {
-    const seen = [];
-    class Recording extends MemoryProvider {
-      readText(target, maxBytes) {
-        const content = super.readText(target, maxBytes);
-        seen.push(['read', content.version]);
-        return content;
-      }
-      editText(target, edit, expected) {
-        seen.push(['edit', expected]);
-        return super.editText(target, edit, expected);
-      }
-      writeText(target, content, intent) {
-        const outcome = super.writeText(target, content, intent);
-        seen.push(['write', intent, outcome.version]);
-        return outcome;
+  test('a create is guarded by absence, an edit by the token of what it read', () => {
+    const guards = [];
+    class Recording extends MemoryStore {
+      replace(place, createParents) {
+        const [replacement, current] = super.replace(place, createParents);
+        const commit = replacement.commit.bind(replacement);
+        replacement.commit = (guard) => {
+          guards.push([place.key, current?.meta().token ?? null, guard]);
+          return commit(guard);
+        };
+        return [replacement, current];
       }
     }
-    const w = workspace({}, { provider: new Recording() });
+    const w = workspace({}, { store: new Recording() });
     w.ok('write', { file_path: 'h.txt', content: 'hello' });
     w.ok('edit', { file_path: 'h.txt', old_string: 'hello', new_string: 'hullo' });
-    w.ok('read', { file_path: 'h.txt' });
-    // 64-bit FNV-1a of "hello" is a430d84680aabd0b.
-    assert.deepEqual(seen[0], ['write', { tag: 'create-if-absent' }, 'm1:a430d84680aabd0b']);
-    assert.deepEqual(seen[1], ['edit', 'm1:a430d84680aabd0b']);
-    assert.match(seen[2][1], /^m2:[0-9a-f]{16}$/);
-    assert.notEqual(seen[2][1].slice(3), 'a430d84680aabd0b');
+    w.ok('write', { file_path: 'h.txt', content: 'hi' });
+    assert.deepEqual(guards, [
+      ['h.txt', null, { tag: 'absent' }],
+      ['h.txt', 'm1', { tag: 'unchanged', val: 'm1' }],
+      ['h.txt', 'm2', { tag: 'unchanged', val: 'm2' }],
+    ]);
+    assert.equal(w.text('h.txt'), 'hi');
   });
 });
 
@@ -176,20 +172,26 @@ describe('large files', () => {
   const content = header + body;
   const lines = 400_001;
 
-  class Counting extends MemoryProvider {
-    streams = 0;
-    starts = [];
-    streamText(target, start) {
-      this.streams++;
-      this.starts.push(start);
-      return super.streamText(target, start);
+  /** Records, per open that read anything, the offsets read. */
+  class Counting extends MemoryStore {
+    opens = [];
+    open(place) {
+      const reader = super.open(place);
+      const reads = [];
+      const read = reader.read.bind(reader);
+      reader.read = (offset, len) => {
+        if (reads.length === 0) this.opens.push(reads);
+        reads.push(offset);
+        return read(offset, len);
+      };
+      return reader;
     }
   }
 
   test('are streamed, windowed, and editable from a streamed read', () => {
     const raw = Buffer.from(content);
     assert.ok(raw.length > 10 << 20);
-    const w = workspace({ 'big.txt': content }, { provider: new Counting() });
+    const w = workspace({ 'big.txt': content }, { store: new Counting() });
     const out = w.ok('read', { file_path: 'big.txt', offset: lines - 1, limit: 5 });
     assert.equal(
       out,
@@ -200,12 +202,14 @@ describe('large files', () => {
     const across = w.ok('read', { file_path: 'big.txt', offset: first, limit: 1000 });
     const expected = Array.from({ length: 1000 }, (_, i) => `${first + i}: ${line(first + i).trimEnd()}`);
     assert.equal(across.split('\n').slice(1, -1).join('\n'), expected.join('\n'));
-    assert.equal(w.provider.streams, 2);
+    assert.equal(w.store.opens.length, 2);
     // A page deep in the unchanged file resumes from the session's index.
     const deep = w.ok('read', { file_path: 'big.txt', offset: 300_000, limit: 3 });
     const want = [0, 1, 2].map((i) => `${300_000 + i}: ${line(300_000 + i).trimEnd()}`).join('\n');
     assert.equal(deep.split('\n').slice(1, -1).join('\n'), want);
-    assert.ok(w.provider.starts[2] > 0, `the page streamed from ${w.provider.starts[2]}`);
+    // The BOM check reads the head, then the stream goes on from the page's chunk.
+    const third = w.store.opens[2];
+    assert.ok(third[1] > 1 << 20, `the page streamed from ${third[1]}`);
     w.ok('edit', { file_path: 'big.txt', old_string: line(lines), new_string: 'last\n' });
     assert.equal(w.text('big.txt'), content.replace(line(lines), 'last\n'));
   });
@@ -213,10 +217,10 @@ describe('large files', () => {
   test('a NUL byte far into a streamed file is reported with its offset', () => {
     const raw = Buffer.from(content);
     raw[raw.length - 1] = 0; // the final newline
-    const w = workspace({ 'big.bin': raw }, { provider: new Counting() });
+    const w = workspace({ 'big.bin': raw }, { store: new Counting() });
     const text = w.fails('read', { file_path: 'big.bin' }, 'FS_NOT_TEXT');
     assert.match(text, new RegExp(`NUL byte at offset ${raw.length - 1}\\)`));
-    assert.equal(w.provider.streams, 1);
+    assert.equal(w.store.opens.length, 1);
   });
 });
 
@@ -241,21 +245,30 @@ describe('the package API', () => {
     }
   });
 
-  test('a default session has its own MemoryProvider', () => {
+  test('a default session has its own MemoryStore', () => {
     const session = createSession();
-    assert.ok(session.provider instanceof MemoryProvider);
+    assert.ok(session.store instanceof MemoryStore);
     assert.equal(session.execute('write', { file_path: 'n.txt', content: 'n\n' }).isError, false);
-    assert.equal(utf8.decode(session.provider.get('/workspace/n.txt')), 'n\n');
+    assert.equal(utf8.decode(session.store.get('/workspace/n.txt')), 'n\n');
   });
 
-  test('a provider that throws an FsError or a plain Error', () => {
-    class Failing extends MemoryProvider {
-      readText(target) {
-        if (target.key === 'locked.txt') throw new FsError('permission-denied', 'locked.txt is locked');
+  test('the former names: MemoryProvider and the provider option', () => {
+    const provider = new pkg.MemoryProvider();
+    provider.insert('a.txt', 'a\n');
+    const session = createSession({ provider });
+    assert.equal(session.provider, provider);
+    assert.equal(session.store, provider);
+    assert.match(session.execute('read', { file_path: 'a.txt' }).text, /^File: a\.txt\n1: a\n/);
+  });
+
+  test('a store that throws an FsError or a plain Error', () => {
+    class Failing extends MemoryStore {
+      open(place) {
+        if (place.key === 'locked.txt') throw new FsError('permission-denied', 'locked.txt is locked');
         throw new Error('disk on fire');
       }
     }
-    const w = workspace({ 'locked.txt': 'x', 'other.txt': 'y' }, { provider: new Failing() });
+    const w = workspace({ 'locked.txt': 'x', 'other.txt': 'y' }, { store: new Failing() });
     w.fails('read', { file_path: 'locked.txt' }, 'FS_PERMISSION_DENIED');
     const text = w.fails('read', { file_path: 'other.txt' }, 'FS_IO_ERROR');
     assert.match(text, /the provider failed: disk on fire/);
@@ -263,12 +276,14 @@ describe('the package API', () => {
 
   test('a value the component cannot take ends the call, and the session restarts', () => {
     let broken = false;
-    class Flaky extends MemoryProvider {
-      readText(target, maxBytes) {
-        return broken ? { text: 42, version: 'v' } : super.readText(target, maxBytes);
+    class Flaky extends MemoryStore {
+      open(place) {
+        const reader = super.open(place);
+        if (broken) reader.meta = () => ({ kind: 'a kind of its own', size: 2, token: 'v' });
+        return reader;
       }
     }
-    const w = workspace({ 'a.txt': 'a\n' }, { provider: new Flaky() });
+    const w = workspace({ 'a.txt': 'a\n' }, { store: new Flaky() });
     w.ok('read', { file_path: 'a.txt' });
     broken = true;
     const text = w.fails('read', { file_path: 'a.txt' }, 'INTERNAL_ERROR');
@@ -289,21 +304,21 @@ describe('hostile edits', () => {
     w.ok('read', { file_path: 'f.txt' });
     const edit = { file_path: 'f.txt', old_string: 'x', new_string: 'n'.repeat(2 << 20), replace_all: true };
     const text = w.fails('edit', edit, 'FS_TOO_LARGE');
-    assert.match(text, /2097153000 bytes, more than the 16777216-byte limit/);
+    assert.match(text, /2097153000 bytes, more than the 1073741824-byte limit/);
     assert.equal(w.text('f.txt'), many);
   });
 
   test('the size is exact: CRLF endings and multi-byte text counted', () => {
-    const limit = 16 * 1024 * 1024;
-    const w = workspace({ 'w.txt': 'ä\r\nä\r\n' });
+    // 1024 matches, each replaced by 3k bytes of '€' plus CRLF: 1024 (3k + 2) bytes.
+    const before = 'ä\r\n'.repeat(1024);
+    const w = workspace({ 'w.txt': before });
     w.ok('read', { file_path: 'w.txt' });
-    // Two matches, each replaced by k bytes plus CRLF: 2k + 4 bytes.
-    const edit = (newString) => ({ file_path: 'w.txt', old_string: 'ä\n', new_string: newString, replace_all: true });
-    const over = edit(`${'x'.repeat((limit - 4) / 2 + 1)}\n`);
-    assert.match(w.fails('edit', over, 'FS_TOO_LARGE'), new RegExp(`w\\.txt ${limit + 2} bytes`));
-    assert.equal(w.text('w.txt'), 'ä\r\nä\r\n');
-    w.ok('edit', edit(`${'€'.repeat((limit - 4) / 6)}\n`));
-    assert.equal(w.provider.get('w.txt').length, limit);
+    const k = 349_526; // 3k bytes: just over 1 MiB
+    const edit = { file_path: 'w.txt', old_string: 'ä\n', new_string: `${'€'.repeat(k)}\n`, replace_all: true };
+    const size = 1024 * (3 * k + 2);
+    assert.ok(size > 1 << 30);
+    assert.match(w.fails('edit', edit, 'FS_TOO_LARGE'), new RegExp(`w\\.txt ${size} bytes`));
+    assert.equal(w.text('w.txt'), before);
   });
 
   test('millions of matches: counted, first ten lines named', () => {

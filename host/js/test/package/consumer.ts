@@ -8,23 +8,40 @@ import {
   ERROR_CODES,
   FsError,
   MemoryProvider,
+  MemoryStore,
   type ErrorCode,
-  type Provider,
+  type Guard,
+  type Place,
+  type Reader,
+  type Replacement,
   type Session,
-  type Target,
+  type Store,
   type ToolDefinition,
   type ToolErrorCode,
   type ToolName,
   type ToolResult,
 } from '@dsh-fs/host';
+import { NodeStore } from '@dsh-fs/host/node';
+import { openOpfs, type OpfsSession } from '@dsh-fs/host/opfs';
 import { aiSdkTools, type AiSdkTools } from '@dsh-fs/host/ai-sdk';
 import { generateText, stepCountIs, type LanguageModel, type ToolSet } from 'ai';
 
-const files = new MemoryProvider();
+const files = new MemoryStore();
 files.insert('src/app.ts', 'let x = 1;\n');
 files.insert('logo.png', new Uint8Array([0x89, 0x50, 0x4e, 0x47]));
-const session: Session<MemoryProvider> = createSession({ provider: files });
-const bytes: Uint8Array | undefined = session.provider.get('src/app.ts');
+const session: Session<MemoryStore> = createSession({ store: files });
+const bytes: Uint8Array | undefined = session.store.get('src/app.ts');
+// The former names still type-check.
+const former: Session<MemoryProvider> = createSession({ provider: new MemoryProvider() });
+const onDisk: Session<NodeStore> = createSession({ store: new NodeStore('.') });
+const root: string = onDisk.store.root;
+export async function onOpfs(): Promise<ToolResult> {
+  const opfs = await openOpfs({ directory: 'project' });
+  const agent: OpfsSession = await opfs.createSession();
+  const result = await agent.execute('read', { file_path: 'a.txt' });
+  await opfs.close();
+  return result;
+}
 
 const read: ToolResult = session.execute('read', { file_path: 'src/app.ts', offset: 1, limit: 10 });
 if (read.isError) {
@@ -56,37 +73,29 @@ const names: ToolName[] = definitions.map((d) => d.name);
 const schema: unknown = JSON.parse(definitions[0].parameters);
 const guidance: string = definitions[0].guidance;
 
-// A provider of one's own: the Provider shape, failures as FsError.
-class ReadOnly implements Provider<Target> {
-  readonly #inner = new MemoryProvider();
-  resolve(path: string): Target {
-    return this.#inner.resolve(path);
+// A store of one's own: the Store shape, failures as FsError.
+class ReadOnly implements Store {
+  readonly #inner = new MemoryStore();
+  stat(place: Place) {
+    return this.#inner.stat(place);
   }
-  stat(target: Target) {
-    return this.#inner.stat(target);
+  open(place: Place): Reader {
+    return this.#inner.open(place);
   }
-  readText(target: Target, maxBytes: number) {
-    return this.#inner.readText(target, maxBytes);
+  listDir(place: Place) {
+    return this.#inner.listDir(place);
   }
-  streamText(target: Target, start: number) {
-    return this.#inner.streamText(target, start);
-  }
-  writeText(target: Target): never {
-    throw new FsError('permission-denied', `${target.displayPath} is read-only`);
-  }
-  editText(target: Target): never {
-    throw new FsError('permission-denied', `${target.displayPath} is read-only`);
-  }
-  listDir(target: Target) {
-    return this.#inner.listDir(target);
+  replace(place: Place): [Replacement, Reader | undefined] {
+    throw new FsError('permission-denied', `${place.shown} is read-only`);
   }
 }
-const readOnly: Session<ReadOnly> = createSession({ provider: new ReadOnly(), observationPolicy: false });
+const readOnly: Session<ReadOnly> = createSession({ store: new ReadOnly(), observationPolicy: false });
+const guard: Guard = { tag: 'unchanged', val: 'g1' };
 const codes: readonly ErrorCode[] = ERROR_CODES;
 // @ts-expect-error not an error code
 new FsError('gone', 'x');
-// @ts-expect-error a provider needs every method
-createSession({ provider: { resolve: (path: string) => ({ displayPath: path, key: path }) } });
+// @ts-expect-error a store needs open, listDir and replace
+createSession({ store: { stat: (place: Place) => null } });
 
 // The AI SDK: the tools fit generateText's `tools`, their output is the session's result.
 const tools: AiSdkTools = aiSdkTools(session);

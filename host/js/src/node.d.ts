@@ -1,0 +1,21 @@
+// `@dsh-fs/host/node`: a byte store over `node:fs`, for Node.js only.
+
+import type { DirEntry, Listing, ObjectMeta, Place, Reader, Replacement, Store } from './index.js';
+
+/**
+ * A directory of the local disk: paths confined to `root` (links that leave
+ * it are `sandbox-denied`), FIFOs refused without blocking, replaces by temp
+ * file, fsync and rename in the same directory, parents created.
+ */
+export class NodeStore implements Store {
+  /** The store of the existing directory `root`. */
+  constructor(root: string);
+  /** The root directory, links resolved. */
+  readonly root: string;
+  roots(): string[];
+  identity(rel: string, shown: string): string;
+  stat(place: Place): ObjectMeta | null;
+  open(place: Place): Reader;
+  listDir(place: Place): Listing | DirEntry[];
+  replace(place: Place, createParents: boolean): [Replacement, Reader | undefined];
+}

@@ -1,0 +1,24 @@
+// A replacement for stores that hold a file's bytes whole: the chunks the
+// component writes, joined into one array at the commit, which the store's
+// own `commit(bytes, guard)` puts in place.
+
+export class BufferedReplacement {
+  #chunks = [];
+  #commit;
+
+  /** `commit(bytes, guard)` checks the guard, stores the bytes, returns the new token. */
+  constructor(commit) {
+    this.#commit = commit;
+  }
+
+  write(bytes) {
+    // The component's buffer is reused after the call: keep a copy.
+    this.#chunks.push(bytes.slice());
+  }
+
+  commit(guard) {
+    const bytes = new Uint8Array(this.#chunks.reduce((n, c) => n + c.length, 0));
+    this.#chunks.reduce((at, c) => (bytes.set(c, at), at + c.length), 0);
+    return this.#commit(bytes, guard);
+  }
+}
