@@ -7,7 +7,7 @@
 // scripts/install-cli-tools.sh (PATH or ~/.cargo/bin).
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -67,6 +67,27 @@ run(process.execPath, [
   'sync',
   '--quiet',
 ]);
+
+// jco 1.35's bindings call `_debugLog` several times per crossing, and each call
+// reads `process.env.JCO_DEBUG`, which Node answers with a getenv: a third of a
+// 4 KiB read's time went there. Read the switch once, when the module loads.
+const bindings = `${out}dsh-fs-tools.js`;
+const perCall = `  const _debugLog = (...args) => {
+    if (!globalThis?.process?.env?.JCO_DEBUG) { return; }
+    console.debug(...args);
+  };`;
+const source = readFileSync(bindings, 'utf8');
+if (!source.includes(perCall)) {
+  console.error(`${bindings}: jco's _debugLog changed shape; check whether it still reads the environment per call`);
+  process.exit(1);
+}
+writeFileSync(
+  bindings,
+  source.replace(
+    perCall,
+    '  const _debugLog = globalThis?.process?.env?.JCO_DEBUG ? (...args) => console.debug(...args) : () => {};',
+  ),
+);
 
 // The package declares its own API (src/*.d.ts); jco's declarations are of the
 // raw component, and its --no-typescript has no effect in 1.35.
