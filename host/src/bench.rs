@@ -2,7 +2,7 @@
 //! baseline measured in the same run (these machines are noisy; ratios are
 //! what to compare). Prints; asserts nothing.
 
-use crate::provider::{BoxListing, BoxStream, LocalProvider, Provider, Target};
+use crate::provider::{BoxListing, BoxStream, LocalProvider, LocalStore, Provider, Target};
 use crate::{Runtime, SessionOptions};
 use anyhow::{Context, Result, bail};
 use dsh_fs_core::{
@@ -39,7 +39,7 @@ pub fn run(opts: &BenchOptions) -> Result<()> {
     if opts.search_files > 0 {
         crate::search::bench::run(&runtime, &exe, &opts.dir, opts.search_files, opts.reps)?;
     }
-    let provider: Arc<dyn Provider> = Arc::new(LocalProvider::new(&opts.dir)?);
+    let provider: Arc<dyn Provider> = Arc::new(LocalProvider::new(LocalStore::new(&opts.dir)?));
     println!(
         "dsh-fs bench: {} repetitions, median [min-max]\n",
         opts.reps

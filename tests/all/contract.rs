@@ -4,8 +4,8 @@
 use crate::Workspace;
 use crate::object_store::Bucket;
 use dsh_fs::{
-    EditRequest, EntryKind, ErrorCode, FsError, LocalProvider, MemoryProvider, ObjectStoreProvider,
-    Provider, WriteIntent, WriteOperation,
+    EditRequest, EntryKind, ErrorCode, FsError, LocalProvider, LocalStore, MemoryProvider,
+    ObjectStoreProvider, Provider, WriteIntent, WriteOperation,
 };
 use std::sync::Arc;
 
@@ -26,7 +26,7 @@ pub(crate) struct Local(pub(crate) Workspace, Arc<LocalProvider>);
 impl Local {
     pub(crate) fn new() -> Self {
         let ws = Workspace::new();
-        let p = Arc::new(LocalProvider::new(&ws.root).unwrap());
+        let p = Arc::new(LocalProvider::new(LocalStore::new(&ws.root).unwrap()));
         Local(ws, p)
     }
 }
@@ -53,7 +53,7 @@ impl Fixture for Local {
         std::fs::rename(tmp, self.0.path(path)).unwrap();
     }
     fn root(&self) -> String {
-        self.1.root().to_str().unwrap().to_owned()
+        self.1.store().root().to_str().unwrap().to_owned()
     }
 }
 
