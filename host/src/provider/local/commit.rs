@@ -91,7 +91,15 @@ pub struct LocalReplace {
     out: Option<std::fs::File>,
     /// The temp name this replacement linked or created, while it has one.
     tmp: Option<String>,
+    /// Bytes written so far.
+    len: u64,
+    /// Bytes whose writeback to the disk was started.
+    started: u64,
 }
+
+/// How many new bytes start their writeback: the disk works while the rest
+/// is written, and the fsync of the commit waits for less.
+const WRITEBACK_STEP: u64 = 8 << 20;
 
 impl LocalReplace {
     pub(super) fn new(
@@ -114,6 +122,8 @@ impl LocalReplace {
             original,
             out: None,
             tmp: None,
+            len: 0,
+            started: 0,
         })
     }
 
@@ -144,6 +154,23 @@ impl LocalReplace {
             self.out = Some(std::fs::File::from(fd));
         }
         Ok(self.out.as_mut().expect("made above"))
+    }
+
+    /// Counts `n` more bytes written and starts the writeback of each
+    /// [`WRITEBACK_STEP`] (a hint: its failure is the fsync's to report).
+    fn wrote(&mut self, n: u64) {
+        self.len += n;
+        if self.len - self.started >= WRITEBACK_STEP
+            && let Some(out) = &self.out
+        {
+            use std::os::fd::AsRawFd;
+            let (from, count) = (self.started as i64, (self.len - self.started) as i64);
+            // SAFETY: a plain system call on a descriptor this owns; no memory is passed.
+            unsafe {
+                libc::sync_file_range(out.as_raw_fd(), from, count, libc::SYNC_FILE_RANGE_WRITE)
+            };
+            self.started = self.len;
+        }
     }
 
     /// Everything up to and including the rename; on error the caller's
@@ -216,7 +243,9 @@ impl Replace for LocalReplace {
     fn write(&mut self, bytes: &[u8]) -> Result<(), FsError> {
         use std::io::Write;
         let out = self.out()?;
-        out.write_all(bytes).map_err(|e| map_io(e, &self.shown))
+        out.write_all(bytes).map_err(|e| map_io(e, &self.shown))?;
+        self.wrote(bytes.len() as u64);
+        Ok(())
     }
 
     /// `copy_file_range`: the kernel copies (or, on filesystems that share
@@ -227,10 +256,11 @@ impl Replace for LocalReplace {
         let (mut at, end) = (offset, offset.saturating_add(len));
         while at < end {
             let out = self.out()?;
-            let want = usize::try_from(end - at).unwrap_or(usize::MAX);
+            let want = (end - at).min(WRITEBACK_STEP) as usize;
             match rustix::fs::copy_file_range(&from.file, Some(&mut at), &*out, None, want) {
                 Ok(0) => return Ok(()),
-                Ok(_) | Err(Errno::INTR) => {}
+                Ok(n) => self.wrote(n as u64),
+                Err(Errno::INTR) => {}
                 Err(Errno::XDEV | Errno::NOSYS | Errno::OPNOTSUPP | Errno::INVAL) => {
                     return copy_through(self, from, at, end - at);
                 }
