@@ -258,10 +258,11 @@ impl Replace for LocalReplace {
             let out = self.out()?;
             let want = (end - at).min(WRITEBACK_STEP) as usize;
             match rustix::fs::copy_file_range(&from.file, Some(&mut at), &*out, None, want) {
-                Ok(0) => return Ok(()),
-                Ok(n) => self.wrote(n as u64),
+                Ok(n) if n > 0 => self.wrote(n as u64),
                 Err(Errno::INTR) => {}
-                Err(Errno::XDEV | Errno::NOSYS | Errno::OPNOTSUPP | Errno::INVAL) => {
+                // Some filesystems copy nothing rather than fail: reading
+                // tells a refusal from the end of the file.
+                Ok(_) | Err(Errno::XDEV | Errno::NOSYS | Errno::OPNOTSUPP | Errno::INVAL) => {
                     return copy_through(self, from, at, end - at);
                 }
                 Err(e) => return Err(self.fail(e)),
