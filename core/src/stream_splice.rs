@@ -186,6 +186,8 @@ struct Tally<'e> {
     lines: Vec<u64>,
     /// Offsets of the matches, until there are too many to keep.
     matches: Option<Vec<u64>>,
+    /// Offset of the first match.
+    first: Option<u64>,
 }
 
 impl<'e> Planner<'e> {
@@ -213,6 +215,7 @@ impl<'e> Planner<'e> {
                 count: 0,
                 lines: Vec::new(),
                 matches: Some(Vec::new()),
+                first: None,
             },
         })
     }
@@ -236,6 +239,11 @@ impl<'e> Planner<'e> {
             })
             .unwrap_or_else(|never| match never {});
         Ok(())
+    }
+
+    /// Where the first occurrence starts in the file, once it was found.
+    pub fn first_match(&self) -> Option<u64> {
+        self.tally.first
     }
 
     /// Ends the scan: the plan, or why the edit cannot apply. The content
@@ -299,6 +307,7 @@ impl Tally<'_> {
             }
             Piece::Match(bytes) => {
                 self.count += 1;
+                self.first.get_or_insert(self.offset);
                 if self.lines.len() < SHOWN_MATCHES {
                     self.lines.push(self.newlines + 1);
                 }

@@ -39,9 +39,9 @@ pub(super) fn apply<S: ByteStore>(mut e: Edit<'_, S>) -> Result<EditOutcome, FsE
         return Err(too_large(shown, size, MAX_FILE_BYTES, "edited"));
     }
     if size > STREAM_EDIT_BYTES
-        && let Some(plan) = plan_streamed(&mut e)?
+        && let Some((plan, head)) = plan_streamed(&mut e)?
     {
-        return write_streamed(e, plan);
+        return write_streamed(e, plan, head);
     }
     if size > MAX_IN_MEMORY_BYTES {
         return Err(too_large(
@@ -93,13 +93,22 @@ fn in_memory<S: ByteStore>(mut e: Edit<'_, S>) -> Result<EditOutcome, FsError> {
 
 /// The first pass of the streamed edit of an LF file: the plan, checked
 /// for freshness and size; `None` when the edit needs the in-memory path.
-fn plan_streamed<S: ByteStore>(e: &mut Edit<'_, S>) -> Result<Option<Plan>, FsError> {
+///
+/// An edit of one occurrence in a file too large for that path also writes
+/// the result's head as soon as the occurrence is found (what precedes it,
+/// then the new string), so the store copies and the disk writes while the
+/// rest is scanned; with it comes the offset where the rest begins, or the
+/// store's error, to report only once every check of the plan has passed.
+/// If the plan fails, the replacement is dropped and nothing is changed.
+fn plan_streamed<S: ByteStore>(e: &mut Edit<'_, S>) -> Result<Option<(Plan, Head)>, FsError> {
     let shown = e.target.display_path();
     let mut planner = match Planner::new(e.edit) {
         Ok(p) => p,
         Err(PlanError::InMemory) => return Ok(None),
         Err(PlanError::Splice(s)) => return Err(s.into_fs_error(shown)),
     };
+    let early = !e.edit.replace_all && e.object.meta().size > Some(MAX_IN_MEMORY_BYTES);
+    let mut head = None;
     let mut buf = vec![0u8; CHUNK];
     let mut at = 0;
     loop {
@@ -112,6 +121,12 @@ fn plan_streamed<S: ByteStore>(e: &mut Edit<'_, S>) -> Result<Option<Plan>, FsEr
         // in-memory path, which also orders staleness before other errors.
         if planner.push(&buf[..n]).is_err() {
             return Ok(None);
+        }
+        if early
+            && head.is_none()
+            && let Some(found) = planner.first_match()
+        {
+            head = Some(write_head(e, found));
         }
         e.store.progress(e.target)?;
     }
@@ -133,7 +148,18 @@ fn plan_streamed<S: ByteStore>(e: &mut Edit<'_, S>) -> Result<Option<Plan>, FsEr
         }
         .into_fs_error(shown));
     }
-    Ok(Some(plan))
+    Ok(Some((plan, head)))
+}
+
+/// The result's head, written during the plan: where the rest begins in
+/// the file, or why writing failed. `None` when nothing was written early.
+type Head = Option<Result<u64, FsError>>;
+
+/// Copies what precedes the occurrence at `found` and writes the new string.
+fn write_head<S: ByteStore>(e: &mut Edit<'_, S>, found: u64) -> Result<u64, FsError> {
+    e.replace.copy(&mut e.object, 0, found)?;
+    e.replace.write(e.edit.new_string.as_bytes())?;
+    Ok(found + e.edit.old_string.len() as u64)
 }
 
 /// Writes the planned result and commits it while the name still holds the
@@ -142,14 +168,21 @@ fn plan_streamed<S: ByteStore>(e: &mut Edit<'_, S>) -> Result<Option<Plan>, FsEr
 fn write_streamed<S: ByteStore>(
     mut e: Edit<'_, S>,
     mut plan: Plan,
+    head: Head,
 ) -> Result<EditOutcome, FsError> {
     e.replace.check_writable()?;
-    let written = match plan.matches.take() {
-        Some(matches) => {
+    let written = match (head, plan.matches.take()) {
+        (Some(rest), _) => {
+            let rest = rest?;
+            e.replace
+                .copy(&mut e.object, rest, plan.source_size - rest)?;
+            plan.result_hash
+        }
+        (None, Some(matches)) => {
             copy_around(&mut e, &plan, &matches)?;
             plan.result_hash
         }
-        None => splice_again(&mut e, &plan)?,
+        (None, None) => splice_again(&mut e, &plan)?,
     };
     let token = e.object.meta().token.clone();
     let after = e.replace.commit(Guard::Unchanged(&token))?;
