@@ -95,11 +95,12 @@ fn in_memory<S: ByteStore>(mut e: Edit<'_, S>) -> Result<EditOutcome, FsError> {
 /// for freshness and size; `None` when the edit needs the in-memory path.
 ///
 /// An edit of one occurrence in a file too large for that path also writes
-/// the result's head as soon as the occurrence is found (what precedes it,
-/// then the new string), so the store copies and the disk writes while the
-/// rest is scanned; with it comes the offset where the rest begins, or the
-/// store's error, to report only once every check of the plan has passed.
-/// If the plan fails, the replacement is dropped and nothing is changed.
+/// the result as it goes, from the moment the occurrence is found (what
+/// precedes it, the new string, then each chunk scanned), so the store
+/// copies and the disk writes while the rest is scanned; with it comes the
+/// offset up to which the file was copied, or the store's error, to report
+/// only once every check of the plan has passed. If the plan fails, the
+/// replacement is dropped and nothing is changed.
 fn plan_streamed<S: ByteStore>(e: &mut Edit<'_, S>) -> Result<Option<(Plan, Head)>, FsError> {
     let shown = e.target.display_path();
     let mut planner = match Planner::new(e.edit) {
@@ -128,6 +129,13 @@ fn plan_streamed<S: ByteStore>(e: &mut Edit<'_, S>) -> Result<Option<(Plan, Head
         {
             head = Some(write_head(e, found));
         }
+        // Past the occurrence, the result is the file's bytes (a second
+        // occurrence fails the edit): copy what was scanned.
+        if let Some(Ok(from)) = head
+            && from < at
+        {
+            head = Some(e.replace.copy(&mut e.object, from, at - from).map(|()| at));
+        }
         e.store.progress(e.target)?;
     }
     let (hash, plan) = planner.finish();
@@ -151,8 +159,8 @@ fn plan_streamed<S: ByteStore>(e: &mut Edit<'_, S>) -> Result<Option<(Plan, Head
     Ok(Some((plan, head)))
 }
 
-/// The result's head, written during the plan: where the rest begins in
-/// the file, or why writing failed. `None` when nothing was written early.
+/// The result written during the plan: the offset in the file up to which
+/// it was copied, or why writing failed. `None` when nothing was written early.
 type Head = Option<Result<u64, FsError>>;
 
 /// Copies what precedes the occurrence at `found` and writes the new string.
