@@ -105,7 +105,9 @@ impl Workspace {
                     endpoint: self.endpoint.clone(),
                     region: self.region.clone(),
                 };
-                Arc::new(crate::ObjectStoreProvider::from_url(url, &options)?)
+                Arc::new(crate::ObjectStoreProvider::new(
+                    crate::BucketStore::from_url(url, &options)?,
+                ))
             }
             None => Arc::new(LocalProvider::new(&self.root)?),
         };

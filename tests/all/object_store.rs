@@ -6,10 +6,12 @@
 //! `dsh-fs` processes racing one edit.
 
 use crate::{call, code, fails, ok};
-use dsh_fs::object_store::aws::AmazonS3Builder;
+use dsh_fs::object_store::aws::{AmazonS3, AmazonS3Builder};
 use dsh_fs::object_store::path::Path as ObjectPath;
 use dsh_fs::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
-use dsh_fs::{ErrorCode, ObjectStoreProvider, Provider, SessionOptions, WriteIntent};
+use dsh_fs::{
+    BucketStore, ErrorCode, ObjectStoreProvider, SessionOptions, TextStream, WriteIntent,
+};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, JsonObject};
 use rmcp::transport::TokioChildProcess;
@@ -205,15 +207,12 @@ impl Bucket {
         }
     }
 
-    /// A new client for this bucket (with its own connection pool, so it can
-    /// serve another runtime).
-    pub fn store(&self) -> Arc<dyn ObjectStore> {
-        client(&self.name)
-    }
-
-    /// A provider serving `prefix` of this bucket.
+    /// A provider serving `prefix` of this bucket, with a client of its own
+    /// (its own connection pool, so it can serve another runtime).
     pub fn provider(&self, prefix: &str) -> Arc<ObjectStoreProvider> {
-        Arc::new(ObjectStoreProvider::new(self.store(), prefix).unwrap())
+        Arc::new(ObjectStoreProvider::new(
+            BucketStore::s3(s3_client(&self.name), prefix).unwrap(),
+        ))
     }
 
     /// `s3://BUCKET/prefix`.
@@ -287,17 +286,19 @@ impl Bucket {
 
 /// An S3 client for `bucket` on the shared server.
 fn client(bucket: &str) -> Arc<dyn ObjectStore> {
-    Arc::new(
-        AmazonS3Builder::new()
-            .with_endpoint(Moto::shared().endpoint())
-            .with_allow_http(true)
-            .with_region("us-east-1")
-            .with_bucket_name(bucket)
-            .with_access_key_id("test")
-            .with_secret_access_key("test")
-            .build()
-            .unwrap(),
-    )
+    Arc::new(s3_client(bucket))
+}
+
+fn s3_client(bucket: &str) -> AmazonS3 {
+    AmazonS3Builder::new()
+        .with_endpoint(Moto::shared().endpoint())
+        .with_allow_http(true)
+        .with_region("us-east-1")
+        .with_bucket_name(bucket)
+        .with_access_key_id("test")
+        .with_secret_access_key("test")
+        .build()
+        .unwrap()
 }
 
 /// Text of `lines` numbered lines, about 32 bytes each.

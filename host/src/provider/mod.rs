@@ -10,9 +10,8 @@
 
 mod local;
 mod object_store;
-mod s3_error;
 
-pub use self::object_store::{ObjectStoreProvider, S3Options};
+pub use self::object_store::{BucketStore, ObjectStoreProvider, S3Options};
 pub use dsh_fs_core::layer::TextLayer;
 pub use dsh_fs_core::store::memory::MemoryStore;
 pub use dsh_fs_core::store::{ByteStore, Listing, Target, TextStream};
@@ -152,5 +151,5 @@ where
 }
 
 pub(crate) use dsh_fs_core::seam::{
-    check_write_intent, display, normalize, splice_checked, still_fresh, vanished, version,
+    check_write_intent, display, normalize, still_fresh, vanished, version,
 };

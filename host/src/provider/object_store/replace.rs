@@ -1,0 +1,382 @@
+//! A replacement of one object, committed by one conditional request.
+//!
+//! Content up to one part ([`PART_BYTES`]) is buffered and sent in one PUT
+//! with `If-Match` (replace exactly the version read) or `If-None-Match: *`
+//! (create). Larger content goes to S3 as a multipart upload to the same key,
+//! one part buffered at a time, so memory stays at one part whatever the
+//! size; nothing is visible until `CompleteMultipartUpload`, which carries
+//! the same condition, and an upload that is not completed is aborted.
+
+use super::s3_error::map_put;
+use super::{Shared, StoreError, meta_token, object::BucketObject};
+use ::object_store::client::{ClientOptions, HttpClient, HttpConnector, ReqwestConnector};
+use ::object_store::multipart::{MultipartStore, PartId};
+use ::object_store::path::Path as ObjectPath;
+use ::object_store::signer::{Method, SignedUrlOptions, Signer};
+use ::object_store::{MultipartId, PutMode, PutOptions, PutPayload, PutResult, UpdateVersion};
+use dsh_fs_core::seam::vanished;
+use dsh_fs_core::store::{Guard, Replace};
+use dsh_fs_core::{ErrorCode, FsError};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The size of one uploaded part, and the most a replacement buffers; S3
+/// wants at least 5 MiB for every part but the last.
+pub(crate) const PART_BYTES: usize = 8 << 20;
+
+/// The version a replacement was begun over: what `If-Match` names.
+#[derive(Debug)]
+struct Current {
+    token: String,
+    e_tag: Option<String>,
+    version: Option<String>,
+}
+
+/// New content for one key; dropped without a commit, it leaves nothing.
+pub struct BucketReplace {
+    shared: Arc<Shared>,
+    loc: ObjectPath,
+    shown: String,
+    current: Option<Current>,
+    /// Bytes not uploaded yet: at most one part.
+    buf: Vec<u8>,
+    upload: Option<Upload>,
+}
+
+impl std::fmt::Debug for BucketReplace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BucketReplace")
+            .field("loc", &self.loc.as_ref())
+            .field("current", &self.current)
+            .finish()
+    }
+}
+
+/// A multipart upload in progress.
+struct Upload {
+    s3: Arc<::object_store::aws::AmazonS3>,
+    id: MultipartId,
+    parts: Vec<PartId>,
+}
+
+impl BucketReplace {
+    pub(super) fn new(
+        shared: Arc<Shared>,
+        loc: ObjectPath,
+        shown: &str,
+        current: Option<&BucketObject>,
+    ) -> Self {
+        BucketReplace {
+            shared,
+            loc,
+            shown: shown.to_owned(),
+            current: current.map(|o| Current {
+                token: dsh_fs_core::store::Object::meta(o).token.clone(),
+                e_tag: o.e_tag.clone(),
+                version: o.version.clone(),
+            }),
+            buf: Vec::new(),
+            upload: None,
+        }
+    }
+
+    /// Sends the buffer as the next part, starting the upload first.
+    fn flush_part(&mut self) -> Result<(), FsError> {
+        let shown = self.shown.as_str();
+        let payload = PutPayload::from(std::mem::take(&mut self.buf));
+        let shared = &self.shared;
+        if self.upload.is_none() {
+            let s3 = shared.s3.clone().expect("parts only with an S3 client");
+            let id = shared
+                .on(s3.create_multipart(&self.loc))
+                .map_err(|e| map_put(e, shown))?;
+            self.upload = Some(Upload {
+                s3,
+                id,
+                parts: Vec::new(),
+            });
+        }
+        let upload = self.upload.as_mut().expect("started above");
+        let index = upload.parts.len();
+        let part = shared
+            .on(upload.s3.put_part(&self.loc, &upload.id, index, payload))
+            .map_err(|e| map_put(e, shown))?;
+        upload.parts.push(part);
+        Ok(())
+    }
+
+    /// The one-PUT commit of buffered content.
+    fn put(&mut self, mode: PutMode) -> Result<PutResult, StoreError> {
+        let payload = PutPayload::from(std::mem::take(&mut self.buf));
+        self.shared.on(self
+            .shared
+            .store
+            .put_opts(&self.loc, payload, PutOptions::from(mode)))
+    }
+
+    /// The commit of a multipart upload: `CompleteMultipartUpload` under the
+    /// guard's condition, sent as a signed request because `object_store`
+    /// completes only unconditionally.
+    fn complete(&mut self, condition: Condition) -> Result<PutResult, Refused> {
+        let shown = self.shown.clone();
+        if !self.buf.is_empty() {
+            self.flush_part().map_err(Refused::Error)?;
+        }
+        let upload = self.upload.take().expect("a multipart commit");
+        let result = self.shared.on(complete(&upload, &self.loc, condition));
+        if result.is_err() {
+            self.upload = Some(upload);
+        }
+        result.map_err(|e| match e {
+            Completion::Refused(code) => Refused::Condition(code),
+            Completion::Failed(e) => Refused::Error(map_put(e, &shown)),
+        })
+    }
+
+    fn checked_current(&self, token: &str) -> Result<&Current, FsError> {
+        match &self.current {
+            Some(current) if current.token == token => Ok(current),
+            _ => Err(FsError::stale(&self.shown)),
+        }
+    }
+}
+
+impl Replace for BucketReplace {
+    type Object = BucketObject;
+
+    fn write(&mut self, mut bytes: &[u8]) -> Result<(), FsError> {
+        if self.shared.s3.is_none() {
+            self.buf.extend_from_slice(bytes);
+            return Ok(());
+        }
+        while !bytes.is_empty() {
+            if self.buf.len() == PART_BYTES {
+                self.flush_part()?;
+            }
+            if self.buf.capacity() == 0 {
+                self.buf.reserve_exact(PART_BYTES);
+            }
+            let n = bytes.len().min(PART_BYTES - self.buf.len());
+            self.buf.extend_from_slice(&bytes[..n]);
+            bytes = &bytes[n..];
+        }
+        Ok(())
+    }
+
+    /// A conditional PUT, or the conditional completion of the upload:
+    /// `If-Match` on the ETag read for [`Guard::Unchanged`], `If-None-Match:
+    /// *` for [`Guard::Absent`]. The token names this version: the ETag (and
+    /// object version) the store answered with.
+    fn commit(mut self, guard: Guard<'_>) -> Result<String, FsError> {
+        let shown = self.shown.clone();
+        crate::deadline::check(&shown)?;
+        let put = if self.upload.is_none() {
+            let mode = match guard {
+                Guard::None => PutMode::Overwrite,
+                Guard::Absent => PutMode::Create,
+                Guard::Unchanged(token) => {
+                    let current = self.checked_current(token)?;
+                    if current.e_tag.is_none() && current.version.is_none() {
+                        return Err(no_e_tag(&shown));
+                    }
+                    PutMode::Update(UpdateVersion {
+                        e_tag: current.e_tag.clone(),
+                        version: current.version.clone(),
+                    })
+                }
+            };
+            match self.put(mode) {
+                Ok(put) => put,
+                Err(StoreError::AlreadyExists { .. }) => return Err(created_meanwhile(&shown)),
+                Err(StoreError::Precondition { .. }) => return Err(FsError::stale(&shown)),
+                Err(StoreError::NotFound { .. }) if matches!(guard, Guard::Unchanged(_)) => {
+                    return Err(vanished(&shown));
+                }
+                Err(e) => return Err(map_put(e, &shown)),
+            }
+        } else {
+            let condition = match guard {
+                Guard::None => Condition::None,
+                Guard::Absent => Condition::Absent,
+                Guard::Unchanged(token) => {
+                    let e_tag = self.checked_current(token)?.e_tag.clone();
+                    Condition::Match(e_tag.ok_or_else(|| no_e_tag(&shown))?)
+                }
+            };
+            match self.complete(condition) {
+                Ok(put) => put,
+                Err(Refused::Error(e)) => return Err(e),
+                Err(Refused::Condition(404)) => return Err(vanished(&shown)),
+                Err(Refused::Condition(_)) if guard == Guard::Absent => {
+                    return Err(created_meanwhile(&shown));
+                }
+                Err(Refused::Condition(_)) => return Err(FsError::stale(&shown)),
+            }
+        };
+        Ok(meta_token(put.e_tag.as_deref(), put.version.as_deref()))
+    }
+}
+
+impl Drop for BucketReplace {
+    /// Aborts an upload that was not completed, so no parts are left behind.
+    fn drop(&mut self) {
+        if let Some(upload) = self.upload.take() {
+            let _ = self
+                .shared
+                .on(upload.s3.abort_multipart(&self.loc, &upload.id));
+        }
+    }
+}
+
+/// What must hold when a multipart upload completes.
+#[derive(Debug)]
+enum Condition {
+    None,
+    Absent,
+    Match(String),
+}
+
+/// Why a commit did not happen.
+enum Refused {
+    /// The condition failed, with the HTTP status (412, 409, or 404 when
+    /// the object to replace is gone).
+    Condition(u16),
+    Error(FsError),
+}
+
+enum Completion {
+    Refused(u16),
+    Failed(StoreError),
+}
+
+/// Sends `CompleteMultipartUpload` for `upload` under `condition`.
+async fn complete(
+    upload: &Upload,
+    loc: &ObjectPath,
+    condition: Condition,
+) -> Result<PutResult, Completion> {
+    let failed = |source: String| {
+        Completion::Failed(StoreError::Generic {
+            store: "S3",
+            source: source.into(),
+        })
+    };
+    if matches!(condition, Condition::None) {
+        return upload
+            .s3
+            .complete_multipart(loc, &upload.id, upload.parts.clone())
+            .await
+            .map_err(Completion::Failed);
+    }
+    let mut options = SignedUrlOptions::default().with_query([("uploadId", upload.id.as_str())]);
+    let (name, value) = match &condition {
+        Condition::Match(e_tag) => (http::header::IF_MATCH, e_tag.as_str()),
+        _ => (http::header::IF_NONE_MATCH, "*"),
+    };
+    let value = http::HeaderValue::from_str(value).map_err(|e| failed(e.to_string()))?;
+    options = options.with_signed_header(name.clone(), value.clone());
+    let url = upload
+        .s3
+        .signed_url_opts(Method::POST, loc, Duration::from_secs(300), &options)
+        .await
+        .map_err(Completion::Failed)?;
+    let mut body = String::from("<CompleteMultipartUpload>");
+    for (i, part) in upload.parts.iter().enumerate() {
+        body.push_str(&format!(
+            "<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>",
+            i + 1,
+            escape_xml(&part.content_id)
+        ));
+    }
+    body.push_str("</CompleteMultipartUpload>");
+    let request = http::Request::builder()
+        .method(Method::POST)
+        .uri(url.as_str())
+        .header(name, value)
+        .body(body.into())
+        .map_err(|e| failed(e.to_string()))?;
+    let response = http_client()
+        .map_err(Completion::Failed)?
+        .execute(request)
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+    let status = response.status().as_u16();
+    let version = response
+        .headers()
+        .get("x-amz-version-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let (_, body) = response.into_parts();
+    let text = body.bytes().await.map_err(|e| failed(e.to_string()))?;
+    let text = String::from_utf8_lossy(&text);
+    let code = xml_field(&text, "Code");
+    if matches!(status, 404 | 409 | 412)
+        || matches!(
+            code,
+            Some("PreconditionFailed" | "ConditionalRequestConflict")
+        )
+    {
+        // A 404 is `NoSuchKey` only: a vanished upload is an error.
+        if status != 404 || code == Some("NoSuchKey") {
+            return Err(Completion::Refused(if status == 200 {
+                412
+            } else {
+                status
+            }));
+        }
+    }
+    // S3 may answer 200 and put the error in the body.
+    let e_tag = xml_field(&text, "ETag").map(|t| t.replace("&quot;", "\""));
+    match (status, code, e_tag) {
+        (200, None, Some(e_tag)) => Ok(PutResult {
+            e_tag: Some(e_tag),
+            version,
+            extensions: Default::default(),
+        }),
+        _ => Err(Completion::Failed(StoreError::Generic {
+            store: "S3",
+            source: format!("Error completing the upload of {loc} - {status}: {text}").into(),
+        })),
+    }
+}
+
+/// One HTTP client for the signed requests of this process.
+fn http_client() -> Result<HttpClient, StoreError> {
+    static CLIENT: std::sync::OnceLock<HttpClient> = std::sync::OnceLock::new();
+    if let Some(client) = CLIENT.get() {
+        return Ok(client.clone());
+    }
+    let client =
+        ReqwestConnector::default().connect(&ClientOptions::new().with_allow_http(true))?;
+    Ok(CLIENT.get_or_init(|| client).clone())
+}
+
+fn xml_field<'t>(text: &'t str, name: &str) -> Option<&'t str> {
+    let open = format!("<{name}>");
+    let from = text.find(&open)? + open.len();
+    let len = text[from..].find(&format!("</{name}>"))?;
+    Some(&text[from..from + len])
+}
+
+fn escape_xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+#[cold]
+fn no_e_tag(shown: &str) -> FsError {
+    FsError::new(
+        ErrorCode::IoError,
+        format!("the store gave no ETag for {shown}, so it cannot be replaced safely"),
+    )
+}
+
+#[cold]
+fn created_meanwhile(shown: &str) -> FsError {
+    FsError::new(
+        ErrorCode::NotObserved,
+        format!("{shown} was created by another process during this write; nothing was changed"),
+    )
+}
