@@ -149,6 +149,11 @@ impl Moto {
 
     /// One unsigned HTTP/1.1 request; the status code.
     fn request(&self, method: &str, path: &str) -> std::io::Result<u16> {
+        self.exchange(method, path).map(|(status, _)| status)
+    }
+
+    /// One unsigned HTTP/1.1 request; the status code and the whole response.
+    fn exchange(&self, method: &str, path: &str) -> std::io::Result<(u16, String)> {
         let mut stream = TcpStream::connect(("127.0.0.1", self.port))?;
         stream.set_read_timeout(Some(Duration::from_secs(10)))?;
         write!(
@@ -158,11 +163,12 @@ impl Moto {
         )?;
         let mut response = String::new();
         stream.read_to_string(&mut response)?;
-        response
+        let status = response
             .split(' ')
             .nth(1)
             .and_then(|s| s.parse().ok())
-            .ok_or_else(|| std::io::Error::other(format!("not HTTP: {response:?}")))
+            .ok_or_else(|| std::io::Error::other(format!("not HTTP: {response:?}")))?;
+        Ok((status, response))
     }
 
     /// The endpoint URL to give a client.
@@ -213,6 +219,20 @@ impl Bucket {
         Arc::new(ObjectStoreProvider::new(
             BucketStore::s3(s3_client(&self.name), prefix).unwrap(),
         ))
+    }
+
+    /// The byte store serving `prefix` of this bucket.
+    pub fn byte_store(&self, prefix: &str) -> BucketStore {
+        BucketStore::s3(s3_client(&self.name), prefix).unwrap()
+    }
+
+    /// The multipart uploads begun and neither completed nor aborted.
+    pub fn open_uploads(&self) -> usize {
+        let (status, response) = Moto::shared()
+            .exchange("GET", &format!("/{}?uploads", self.name))
+            .unwrap();
+        assert_eq!(status, 200, "{response}");
+        response.matches("<UploadId>").count()
     }
 
     /// `s3://BUCKET/prefix`.
@@ -597,4 +617,94 @@ fn edits_racing_in_two_processes_have_exactly_one_winner() {
         bucket.get("team/shared.txt").unwrap(),
         format!("owner = {}\n", winners[0]).as_bytes()
     );
+}
+
+/// Bytes of `len` (a multiple of 32) in numbered lines: more than one part
+/// when over 8 MiB.
+fn lines_of(len: usize) -> Vec<u8> {
+    numbered(len / 32).into_bytes()
+}
+
+/// A replacement larger than one part is a multipart upload; its completion
+/// carries the guard, and a refused one leaves no upload behind.
+#[test]
+fn a_multipart_create_loses_to_a_create_in_between() {
+    use dsh_fs::ByteStore;
+    use dsh_fs_core::store::{Guard, Replace};
+    let bucket = Bucket::new();
+    let store = bucket.byte_store("p");
+    let layer = ObjectStoreProvider::new(bucket.byte_store("p"));
+    let target = layer.resolve("big.txt").unwrap();
+    let (mut replace, current) = store.replace(&target, true).unwrap();
+    assert!(current.is_none());
+    replace.write(&lines_of(20 << 20)).unwrap();
+    assert_eq!(
+        bucket.open_uploads(),
+        1,
+        "the parts are uploaded while written"
+    );
+    bucket.put("p/big.txt", b"theirs\n");
+    let err = replace.commit(Guard::Absent).unwrap_err();
+    assert_eq!(err.code, ErrorCode::NotObserved, "{}", err.message);
+    assert_eq!(bucket.get("p/big.txt").unwrap(), b"theirs\n");
+    assert_eq!(bucket.open_uploads(), 0, "the refused upload was aborted");
+}
+
+#[test]
+fn a_multipart_replace_loses_to_a_change_in_between() {
+    use dsh_fs::ByteStore;
+    use dsh_fs_core::store::{Guard, Object, Replace};
+    let bucket = Bucket::new();
+    bucket.put("p/big.txt", b"ours\n");
+    let store = bucket.byte_store("p");
+    let layer = ObjectStoreProvider::new(bucket.byte_store("p"));
+    let target = layer.resolve("big.txt").unwrap();
+    let (mut replace, current) = store.replace(&target, false).unwrap();
+    let token = current.unwrap().meta().token.clone();
+    replace.write(&lines_of(20 << 20)).unwrap();
+    bucket.put("p/big.txt", b"theirs\n");
+    let err = replace.commit(Guard::Unchanged(&token)).unwrap_err();
+    assert_eq!(err.code, ErrorCode::StaleVersion, "{}", err.message);
+    assert_eq!(bucket.get("p/big.txt").unwrap(), b"theirs\n");
+    assert_eq!(bucket.open_uploads(), 0, "the refused upload was aborted");
+
+    // Unconditional, and dropped half-way.
+    let (mut replace, _) = store.replace(&target, false).unwrap();
+    replace.write(&lines_of(20 << 20)).unwrap();
+    drop(replace);
+    assert_eq!(bucket.open_uploads(), 0, "a dropped upload is aborted");
+    let (mut replace, _) = store.replace(&target, false).unwrap();
+    let big = lines_of(20 << 20);
+    replace.write(&big).unwrap();
+    let token = replace.commit(Guard::None).unwrap();
+    assert!(bucket.get("p/big.txt").unwrap() == big);
+    assert_eq!(store.stat(&target).unwrap().unwrap().token, token);
+}
+
+/// The peak RSS a `dsh-fs mcp` serving a bucket may reach while it edits an
+/// object of 96 MiB: one part and the read-ahead, not the object.
+const LARGE_EDIT_RSS_KIB: u64 = 64 << 10;
+
+#[test]
+fn a_large_edit_holds_one_part_not_the_object() {
+    let lines = (96 << 20) / 28;
+    let text = numbered(lines);
+    let bucket = Bucket::new();
+    bucket.put("p/big.txt", text.as_bytes());
+    let mut server = crate::mcp_transport::Server::spawn(bucket.dsh_fs("p", &["mcp"]));
+    let (read, code) = server.call("read", json!({"file_path": "big.txt", "limit": 1}));
+    assert_eq!(code, "OK", "{read}");
+    let old = format!("line {lines:>8} ✓");
+    let (edit, code) = server.call(
+        "edit",
+        json!({"file_path": "big.txt", "old_string": old, "new_string": "last"}),
+    );
+    assert_eq!(code, "OK", "{edit}");
+    let peak = server.peak_rss_kib();
+    eprintln!("edit of a 96 MiB object: peak RSS {} MiB", peak >> 10);
+    let got = bucket.get("p/big.txt").unwrap();
+    let expected = text.replace(&old, "last");
+    assert!(got == expected.as_bytes(), "the edited object differs");
+    assert_eq!(bucket.open_uploads(), 0);
+    assert!(peak < LARGE_EDIT_RSS_KIB, "peak RSS {peak} KiB");
 }

@@ -13,7 +13,9 @@ use ::object_store::client::{ClientOptions, HttpClient, HttpConnector, ReqwestCo
 use ::object_store::multipart::{MultipartStore, PartId};
 use ::object_store::path::Path as ObjectPath;
 use ::object_store::signer::{Method, SignedUrlOptions, Signer};
-use ::object_store::{MultipartId, PutMode, PutOptions, PutPayload, PutResult, UpdateVersion};
+use ::object_store::{
+    GetOptions, MultipartId, ObjectStore, PutMode, PutOptions, PutPayload, PutResult, UpdateVersion,
+};
 use dsh_fs_core::seam::vanished;
 use dsh_fs_core::store::{Guard, Replace};
 use dsh_fs_core::{ErrorCode, FsError};
@@ -133,6 +135,21 @@ impl BucketReplace {
         })
     }
 
+    /// `put` with the object version a HEAD pinned to its ETag reports.
+    fn described(&self, put: PutResult) -> PutResult {
+        let head = GetOptions::default()
+            .with_head(true)
+            .with_if_match(put.e_tag.clone());
+        match self.shared.on(self.shared.store.get_opts(&self.loc, head)) {
+            Ok(got) => PutResult {
+                e_tag: got.meta.e_tag,
+                version: got.meta.version,
+                extensions: put.extensions,
+            },
+            Err(_) => put,
+        }
+    }
+
     fn checked_current(&self, token: &str) -> Result<&Current, FsError> {
         match &self.current {
             Some(current) if current.token == token => Ok(current),
@@ -204,7 +221,9 @@ impl Replace for BucketReplace {
                 }
             };
             match self.complete(condition) {
-                Ok(put) => put,
+                // The completion's answer may lack the object version a
+                // HEAD reports: the token is the HEAD's, if still this object.
+                Ok(put) => self.described(put),
                 Err(Refused::Error(e)) => return Err(e),
                 Err(Refused::Condition(404)) => return Err(vanished(&shown)),
                 Err(Refused::Condition(_)) if guard == Guard::Absent => {
@@ -267,6 +286,19 @@ async fn complete(
             .complete_multipart(loc, &upload.id, upload.parts.clone())
             .await
             .map_err(Completion::Failed);
+    }
+    if let Condition::Match(e_tag) = &condition {
+        // Servers that ignore `If-Match` on the completion (moto 5.2.5)
+        // still refuse a change made before this point.
+        let head = GetOptions::default()
+            .with_head(true)
+            .with_if_match(Some(e_tag.clone()));
+        match upload.s3.get_opts(loc, head).await {
+            Ok(_) => {}
+            Err(StoreError::Precondition { .. }) => return Err(Completion::Refused(412)),
+            Err(StoreError::NotFound { .. }) => return Err(Completion::Refused(404)),
+            Err(e) => return Err(Completion::Failed(e)),
+        }
     }
     let mut options = SignedUrlOptions::default().with_query([("uploadId", upload.id.as_str())]);
     let (name, value) = match &condition {
