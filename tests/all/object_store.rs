@@ -8,6 +8,7 @@
 use crate::{call, code, fails, ok};
 use dsh_fs::object_store::aws::{AmazonS3, AmazonS3Builder};
 use dsh_fs::object_store::path::Path as ObjectPath;
+use dsh_fs::object_store::signer::{Method, SignedUrlOptions, Signer};
 use dsh_fs::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use dsh_fs::{
     BucketStore, ErrorCode, ObjectStoreProvider, SessionOptions, TextStream, WriteIntent,
@@ -233,6 +234,37 @@ impl Bucket {
             .unwrap();
         assert_eq!(status, 200, "{response}");
         response.matches("<UploadId>").count()
+    }
+
+    /// The sizes of the parts uploaded so far to the one upload in progress.
+    pub fn part_sizes(&self, key: &str) -> Vec<u64> {
+        let moto = Moto::shared();
+        let (_, uploads) = moto
+            .exchange("GET", &format!("/{}?uploads", self.name))
+            .unwrap();
+        let id = uploads
+            .split("<UploadId>")
+            .nth(1)
+            .unwrap()
+            .split('<')
+            .next()
+            .unwrap();
+        // ListParts wants a signed request: a presigned URL, sent as is.
+        let url = self.runtime.block_on(s3_client(&self.name).signed_url_opts(
+            Method::GET,
+            &ObjectPath::parse(key).unwrap(),
+            Duration::from_secs(60),
+            &SignedUrlOptions::default().with_query([("uploadId", id)]),
+        ));
+        let url = url.unwrap();
+        let path = format!("{}?{}", url.path(), url.query().unwrap());
+        let (status, parts) = moto.exchange("GET", &path).unwrap();
+        assert_eq!(status, 200, "{parts}");
+        parts
+            .split("<Size>")
+            .skip(1)
+            .map(|s| s.split('<').next().unwrap().parse().unwrap())
+            .collect()
     }
 
     /// `s3://BUCKET/prefix`.
@@ -619,10 +651,9 @@ fn edits_racing_in_two_processes_have_exactly_one_winner() {
     );
 }
 
-/// Bytes of `len` (a multiple of 32) in numbered lines: more than one part
-/// when over 8 MiB.
+/// At least `len` bytes of numbered lines (28 bytes each).
 fn lines_of(len: usize) -> Vec<u8> {
-    numbered(len / 32).into_bytes()
+    numbered(len.div_ceil(28)).into_bytes()
 }
 
 /// A replacement larger than one part is a multipart upload; its completion
@@ -707,4 +738,37 @@ fn a_large_edit_holds_one_part_not_the_object() {
     assert!(got == expected.as_bytes(), "the edited object differs");
     assert_eq!(bucket.open_uploads(), 0);
     assert!(peak < LARGE_EDIT_RSS_KIB, "peak RSS {peak} KiB");
+}
+
+/// Unchanged ranges of 5 MiB and more are copied by the server into parts
+/// (`UploadPartCopy`); the bytes written before are topped up to a whole part.
+#[test]
+fn long_unchanged_ranges_are_copied_by_the_server() {
+    use dsh_fs::ByteStore;
+    use dsh_fs_core::store::{Guard, Object, Replace};
+    let bucket = Bucket::new();
+    let source = lines_of(24 << 20);
+    bucket.put("p/big.txt", &source);
+    let store = bucket.byte_store("p");
+    let layer = ObjectStoreProvider::new(bucket.byte_store("p"));
+    let target = layer.resolve("big.txt").unwrap();
+    let (mut replace, current) = store.replace(&target, false).unwrap();
+    let mut current = current.unwrap();
+    let token = current.meta().token.clone();
+    replace.write(&[b'h'; 1 << 20]).unwrap();
+    replace.copy(&mut current, 2 << 20, 20 << 20).unwrap();
+    replace.copy(&mut current, 0, 100).unwrap();
+    replace.write(b"tail\n").unwrap();
+    // 1 MiB written and 7 MiB read make the first part; 13 MiB are copied.
+    assert_eq!(bucket.part_sizes("p/big.txt"), [8 << 20, 13 << 20]);
+    replace.commit(Guard::Unchanged(&token)).unwrap();
+    let mut expected = vec![b'h'; 1 << 20];
+    expected.extend_from_slice(&source[2 << 20..22 << 20]);
+    expected.extend_from_slice(&source[..100]);
+    expected.extend_from_slice(b"tail\n");
+    assert!(
+        bucket.get("p/big.txt").unwrap() == expected,
+        "the copied object differs"
+    );
+    assert_eq!(bucket.open_uploads(), 0);
 }

@@ -93,6 +93,8 @@ struct Shared {
     /// The same store as an S3 client, for the requests the generic trait
     /// has no words for (a conditional multipart completion).
     s3: Option<Arc<AmazonS3>>,
+    /// The bucket's name, for server-side copies (`None`: not S3).
+    bucket: Option<String>,
     runtime: Blocking,
 }
 
@@ -159,10 +161,17 @@ impl BucketStore {
     ) -> anyhow::Result<Self> {
         let prefix = ObjectPath::parse(prefix.trim_matches('/'))
             .with_context(|| format!("invalid key prefix {prefix:?}"))?;
+        // `AmazonS3` names its bucket only in its `Display`.
+        let bucket = s3.as_ref().and_then(|s3| {
+            let shown = s3.to_string();
+            let name = shown.strip_prefix("AmazonS3(")?.strip_suffix(')')?;
+            Some(name.to_owned())
+        });
         Ok(BucketStore {
             shared: Arc::new(Shared {
                 store,
                 s3,
+                bucket,
                 runtime: Blocking::new().context("starting the object store runtime")?,
             }),
             prefix,

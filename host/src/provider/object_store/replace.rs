@@ -9,6 +9,7 @@
 
 use super::s3_error::map_put;
 use super::{Shared, StoreError, meta_token, object::BucketObject};
+use ::object_store::aws::AmazonS3;
 use ::object_store::client::{ClientOptions, HttpClient, HttpConnector, ReqwestConnector};
 use ::object_store::multipart::{MultipartStore, PartId};
 use ::object_store::path::Path as ObjectPath;
@@ -17,7 +18,7 @@ use ::object_store::{
     GetOptions, MultipartId, ObjectStore, PutMode, PutOptions, PutPayload, PutResult, UpdateVersion,
 };
 use dsh_fs_core::seam::vanished;
-use dsh_fs_core::store::{Guard, Replace};
+use dsh_fs_core::store::{Guard, Object, Replace};
 use dsh_fs_core::{ErrorCode, FsError};
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,6 +26,15 @@ use std::time::Duration;
 /// The size of one uploaded part, and the most a replacement buffers; S3
 /// wants at least 5 MiB for every part but the last.
 pub(crate) const PART_BYTES: usize = 8 << 20;
+
+/// The smallest part S3 takes, but for the last.
+const MIN_PART_BYTES: u64 = 5 << 20;
+
+/// The largest part S3 copies.
+const MAX_COPY_PART_BYTES: u64 = 5 << 30;
+
+/// Buffer of [`BucketReplace::copy_through`].
+const COPY_CHUNK: u64 = 1 << 20;
 
 /// The version a replacement was begun over: what `If-Match` names.
 #[derive(Debug)]
@@ -56,7 +66,7 @@ impl std::fmt::Debug for BucketReplace {
 
 /// A multipart upload in progress.
 struct Upload {
-    s3: Arc<::object_store::aws::AmazonS3>,
+    s3: Arc<AmazonS3>,
     id: MultipartId,
     parts: Vec<PartId>,
 }
@@ -82,29 +92,110 @@ impl BucketReplace {
         }
     }
 
-    /// Sends the buffer as the next part, starting the upload first.
-    fn flush_part(&mut self) -> Result<(), FsError> {
-        let shown = self.shown.as_str();
-        let payload = PutPayload::from(std::mem::take(&mut self.buf));
-        let shared = &self.shared;
+    /// The multipart upload, begun on first use.
+    fn upload(&mut self) -> Result<&mut Upload, FsError> {
         if self.upload.is_none() {
-            let s3 = shared.s3.clone().expect("parts only with an S3 client");
-            let id = shared
+            let s3 = self
+                .shared
+                .s3
+                .clone()
+                .expect("parts only with an S3 client");
+            let id = self
+                .shared
                 .on(s3.create_multipart(&self.loc))
-                .map_err(|e| map_put(e, shown))?;
+                .map_err(|e| map_put(e, &self.shown))?;
             self.upload = Some(Upload {
                 s3,
                 id,
                 parts: Vec::new(),
             });
         }
-        let upload = self.upload.as_mut().expect("started above");
+        Ok(self.upload.as_mut().expect("begun above"))
+    }
+
+    /// Sends the buffer as the next part.
+    fn flush_part(&mut self) -> Result<(), FsError> {
+        let payload = PutPayload::from(std::mem::take(&mut self.buf));
+        let (shared, loc, shown) = (self.shared.clone(), self.loc.clone(), self.shown.clone());
+        let upload = self.upload()?;
         let index = upload.parts.len();
         let part = shared
-            .on(upload.s3.put_part(&self.loc, &upload.id, index, payload))
-            .map_err(|e| map_put(e, shown))?;
+            .on(upload.s3.put_part(&loc, &upload.id, index, payload))
+            .map_err(|e| map_put(e, &shown))?;
         upload.parts.push(part);
         Ok(())
+    }
+
+    /// Appends `len` bytes of `from` at `offset` by reading and writing them.
+    fn copy_through(
+        &mut self,
+        from: &mut BucketObject,
+        offset: u64,
+        len: u64,
+    ) -> Result<(), FsError> {
+        let mut buf = vec![0; len.min(COPY_CHUNK) as usize];
+        let (mut at, end) = (offset, offset + len);
+        while at < end {
+            let want = ((end - at) as usize).min(buf.len());
+            let n = from.read_at(at, &mut buf[..want])?;
+            if n == 0 {
+                break;
+            }
+            self.write(&buf[..n])?;
+            at += n as u64;
+        }
+        Ok(())
+    }
+
+    /// Bytes `start..end` of `from` as the next part, copied by the server
+    /// (`UploadPartCopy`, pinned to the ETag `from` was opened with).
+    fn copy_part(
+        &mut self,
+        bucket: &str,
+        from: &BucketObject,
+        start: u64,
+        end: u64,
+    ) -> Result<(), FsError> {
+        let (shared, loc, shown) = (self.shared.clone(), self.loc.clone(), self.shown.clone());
+        let upload = self.upload()?;
+        let number = (upload.parts.len() + 1).to_string();
+        let source = format!("{bucket}/{}", encode_key(from.loc.as_ref()));
+        let range = format!("bytes={start}-{}", end - 1);
+        let mut headers = vec![
+            ("x-amz-copy-source", source),
+            ("x-amz-copy-source-range", range),
+        ];
+        if let Some(e_tag) = &from.e_tag {
+            headers.push(("x-amz-copy-source-if-match", e_tag.clone()));
+        }
+        let query = [
+            ("partNumber", number.as_str()),
+            ("uploadId", upload.id.as_str()),
+        ];
+        let answer = shared.on(signed(
+            &upload.s3,
+            Method::PUT,
+            &loc,
+            &query,
+            &headers,
+            String::new(),
+        ));
+        let (status, text) = answer.map_err(|e| map_put(e, &shown))?;
+        match (status, xml_field(&text, "Code"), xml_field(&text, "ETag")) {
+            (200, None, Some(e_tag)) => {
+                let content_id = e_tag.replace("&quot;", "\"");
+                upload.parts.push(PartId { content_id });
+                Ok(())
+            }
+            (412, ..) | (_, Some("PreconditionFailed"), _) => Err(FsError::stale(&shown)),
+            _ => Err(map_put(
+                StoreError::Generic {
+                    store: "S3",
+                    source: format!("Error copying a part of {loc} - {status}: {text}").into(),
+                },
+                &shown,
+            )),
+        }
     }
 
     /// The one-PUT commit of buffered content.
@@ -118,7 +209,7 @@ impl BucketReplace {
 
     /// The commit of a multipart upload: `CompleteMultipartUpload` under the
     /// guard's condition, sent as a signed request because `object_store`
-    /// completes only unconditionally.
+    /// completes only unconditionally (and within its 30 s request timeout).
     fn complete(&mut self, condition: Condition) -> Result<PutResult, Refused> {
         let shown = self.shown.clone();
         if !self.buf.is_empty() {
@@ -160,6 +251,38 @@ impl BucketReplace {
 
 impl Replace for BucketReplace {
     type Object = BucketObject;
+
+    /// Ranges of at least 5 MiB are copied by the server into parts of the
+    /// upload (after the pending bytes are topped up from the range to a
+    /// whole part); shorter ones are read and written.
+    fn copy(&mut self, from: &mut BucketObject, offset: u64, len: u64) -> Result<(), FsError> {
+        let Some(bucket) = self.shared.bucket.clone() else {
+            return self.copy_through(from, offset, len);
+        };
+        let (mut at, end) = (offset, offset + len);
+        if !self.buf.is_empty() {
+            let fill = (PART_BYTES - self.buf.len()) as u64;
+            if end - at < fill + MIN_PART_BYTES {
+                return self.copy_through(from, at, end - at);
+            }
+            self.copy_through(from, at, fill)?;
+            at += fill;
+            self.flush_part()?;
+        } else if len < MIN_PART_BYTES {
+            return self.copy_through(from, at, len);
+        }
+        while at < end {
+            let rest = end - at;
+            let take = if rest > MAX_COPY_PART_BYTES {
+                MAX_COPY_PART_BYTES.min(rest - MIN_PART_BYTES)
+            } else {
+                rest
+            };
+            self.copy_part(&bucket, from, at, at + take)?;
+            at += take;
+        }
+        Ok(())
+    }
 
     fn write(&mut self, mut bytes: &[u8]) -> Result<(), FsError> {
         if self.shared.s3.is_none() {
@@ -274,19 +397,6 @@ async fn complete(
     loc: &ObjectPath,
     condition: Condition,
 ) -> Result<PutResult, Completion> {
-    let failed = |source: String| {
-        Completion::Failed(StoreError::Generic {
-            store: "S3",
-            source: source.into(),
-        })
-    };
-    if matches!(condition, Condition::None) {
-        return upload
-            .s3
-            .complete_multipart(loc, &upload.id, upload.parts.clone())
-            .await
-            .map_err(Completion::Failed);
-    }
     if let Condition::Match(e_tag) = &condition {
         // Servers that ignore `If-Match` on the completion (moto 5.2.5)
         // still refuse a change made before this point.
@@ -300,18 +410,11 @@ async fn complete(
             Err(e) => return Err(Completion::Failed(e)),
         }
     }
-    let mut options = SignedUrlOptions::default().with_query([("uploadId", upload.id.as_str())]);
-    let (name, value) = match &condition {
-        Condition::Match(e_tag) => (http::header::IF_MATCH, e_tag.as_str()),
-        _ => (http::header::IF_NONE_MATCH, "*"),
+    let headers = match &condition {
+        Condition::Match(e_tag) => vec![("if-match", e_tag.clone())],
+        Condition::Absent => vec![("if-none-match", "*".to_owned())],
+        Condition::None => vec![],
     };
-    let value = http::HeaderValue::from_str(value).map_err(|e| failed(e.to_string()))?;
-    options = options.with_signed_header(name.clone(), value.clone());
-    let url = upload
-        .s3
-        .signed_url_opts(Method::POST, loc, Duration::from_secs(300), &options)
-        .await
-        .map_err(Completion::Failed)?;
     let mut body = String::from("<CompleteMultipartUpload>");
     for (i, part) in upload.parts.iter().enumerate() {
         body.push_str(&format!(
@@ -321,26 +424,11 @@ async fn complete(
         ));
     }
     body.push_str("</CompleteMultipartUpload>");
-    let request = http::Request::builder()
-        .method(Method::POST)
-        .uri(url.as_str())
-        .header(name, value)
-        .body(body.into())
-        .map_err(|e| failed(e.to_string()))?;
-    let response = http_client()
-        .map_err(Completion::Failed)?
-        .execute(request)
-        .await
-        .map_err(|e| failed(e.to_string()))?;
-    let status = response.status().as_u16();
-    let version = response
-        .headers()
-        .get("x-amz-version-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let (_, body) = response.into_parts();
-    let text = body.bytes().await.map_err(|e| failed(e.to_string()))?;
-    let text = String::from_utf8_lossy(&text);
+    let query = [("uploadId", upload.id.as_str())];
+    let (status, text, version) =
+        signed_with_version(&upload.s3, Method::POST, loc, &query, &headers, body)
+            .await
+            .map_err(Completion::Failed)?;
     let code = xml_field(&text, "Code");
     if matches!(status, 404 | 409 | 412)
         || matches!(
@@ -372,14 +460,96 @@ async fn complete(
     }
 }
 
+/// Sends one request that `object_store` has no call for, signed by its S3
+/// client: the status and the body.
+async fn signed(
+    s3: &AmazonS3,
+    method: Method,
+    loc: &ObjectPath,
+    query: &[(&str, &str)],
+    headers: &[(&str, String)],
+    body: String,
+) -> Result<(u16, String), StoreError> {
+    signed_with_version(s3, method, loc, query, headers, body)
+        .await
+        .map(|(status, text, _)| (status, text))
+}
+
+/// [`signed`], with the object version the answer names.
+async fn signed_with_version(
+    s3: &AmazonS3,
+    method: Method,
+    loc: &ObjectPath,
+    query: &[(&str, &str)],
+    headers: &[(&str, String)],
+    body: String,
+) -> Result<(u16, String, Option<String>), StoreError> {
+    let failed = |source: String| StoreError::Generic {
+        store: "S3",
+        source: source.into(),
+    };
+    let mut options = SignedUrlOptions::default().with_query(query.iter().copied());
+    let mut request = http::Request::builder().method(method.clone());
+    for (name, value) in headers {
+        let name =
+            http::HeaderName::from_bytes(name.as_bytes()).map_err(|e| failed(e.to_string()))?;
+        let value = http::HeaderValue::from_str(value).map_err(|e| failed(e.to_string()))?;
+        options = options.with_signed_header(name.clone(), value.clone());
+        request = request.header(name, value);
+    }
+    let url = s3
+        .signed_url_opts(method, loc, Duration::from_secs(300), &options)
+        .await?;
+    let request = request
+        .uri(url.as_str())
+        .body(body.into())
+        .map_err(|e| failed(e.to_string()))?;
+    let response = http_client()?
+        .execute(request)
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+    let status = response.status().as_u16();
+    let version = response
+        .headers()
+        .get("x-amz-version-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let text = response
+        .into_body()
+        .bytes()
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+    Ok((status, String::from_utf8_lossy(&text).into_owned(), version))
+}
+
+/// A key as `x-amz-copy-source` wants it: percent-encoded but for `/`.
+fn encode_key(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    for b in key.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~/".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// How long a signed request may take: S3 may take minutes to complete the
+/// upload of a large object (it keeps the connection alive meanwhile).
+const SIGNED_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// One HTTP client for the signed requests of this process.
 fn http_client() -> Result<HttpClient, StoreError> {
     static CLIENT: std::sync::OnceLock<HttpClient> = std::sync::OnceLock::new();
     if let Some(client) = CLIENT.get() {
         return Ok(client.clone());
     }
-    let client =
-        ReqwestConnector::default().connect(&ClientOptions::new().with_allow_http(true))?;
+    let client = ReqwestConnector::default().connect(
+        &ClientOptions::new()
+            .with_allow_http(true)
+            .with_timeout(SIGNED_TIMEOUT),
+    )?;
     Ok(CLIENT.get_or_init(|| client).clone())
 }
 
