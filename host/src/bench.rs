@@ -41,7 +41,7 @@ pub fn run(opts: &BenchOptions) -> Result<()> {
     std::fs::create_dir_all(&opts.dir)?;
     let exe = std::env::current_exe()?;
     if let Some(store) = &opts.store {
-        return bucket::figure(&exe, &opts.dir, store, opts.reps);
+        return bucket::figure(&opts.dir, store, opts.reps);
     }
     let runtime = Runtime::new()?;
     if opts.search_files > 0 {

@@ -1,14 +1,15 @@
 //! The object-store figure of `dsh-fs bench --store`: an edit of one line in
 //! a large object, timed against uploading the same bytes, with the peak RSS
-//! of the `dsh-fs` process that edits.
+//! of this process while it edits.
 
-use super::{marker, median, sample, show, text_file, timed};
+use super::{expect_ok, marker, median, sample, show, text_file, timed};
 use crate::provider::{BucketStore, S3Options};
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use dsh_fs_core::store::{ByteStore, Guard, Replace};
 use std::io::Read;
 use std::path::Path;
-use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// Where the object-store figure runs.
 #[derive(Clone, Debug)]
@@ -22,8 +23,8 @@ pub struct StoreBench {
 }
 
 /// Uploads the `mib` MiB text file as `bench-MIB.txt` (the baseline), then
-/// edits its marker line with `dsh-fs call edit` in a child process.
-pub(super) fn figure(exe: &Path, dir: &Path, store: &StoreBench, reps: usize) -> Result<()> {
+/// edits its marker line through the component.
+pub(super) fn figure(dir: &Path, store: &StoreBench, reps: usize) -> Result<()> {
     let options = S3Options {
         endpoint: store.endpoint.clone(),
         region: None,
@@ -37,6 +38,22 @@ pub(super) fn figure(exe: &Path, dir: &Path, store: &StoreBench, reps: usize) ->
         store.mib, store.url
     );
     let uploads = sample(reps, || timed(|| upload(&bucket, &target, &file)))?;
+    // The edit runs in this process, whose peak RSS is reset just before
+    // it, with a call timeout long enough for a slow server (moto).
+    let limits = crate::Limits {
+        call_timeout: Duration::from_secs(1800),
+        ..crate::Limits::default()
+    };
+    let runtime = crate::Runtime::builder().limits(limits).build()?;
+    let layer = Arc::new(crate::ObjectStoreProvider::new(BucketStore::from_url(
+        &store.url, &options,
+    )?));
+    let mut session = runtime.session(
+        layer,
+        crate::SessionOptions {
+            observation_policy: false,
+        },
+    )?;
     let marker = marker(store.mib);
     let mut flip = false;
     let mut peaks = Vec::new();
@@ -53,29 +70,9 @@ pub(super) fn figure(exe: &Path, dir: &Path, store: &StoreBench, reps: usize) ->
             "new_string": marker.replace("MARKER", to),
         })
         .to_string();
-        let mut cmd = Command::new(exe);
-        cmd.args(["call", "edit", &args, "--no-policy", "--store", &store.url])
-            .env("DSH_FS_STATS", "1");
-        if let Some(endpoint) = &store.endpoint {
-            cmd.args(["--endpoint", endpoint]);
-        }
-        let mut stderr = String::new();
-        let time = timed(|| {
-            let out = cmd.output().context("spawning dsh-fs call edit")?;
-            stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-            if !out.status.success() {
-                bail!(
-                    "the edit failed: {}{stderr}",
-                    String::from_utf8_lossy(&out.stdout)
-                );
-            }
-            Ok(())
-        })?;
-        let peak: u64 = stderr
-            .split_once("peak_rss_kib=")
-            .and_then(|(_, v)| v.trim().parse().ok())
-            .with_context(|| format!("no peak RSS reported: {stderr}"))?;
-        peaks.push(peak);
+        std::fs::write("/proc/self/clear_refs", "5").context("resetting the peak RSS")?;
+        let time = timed(|| expect_ok(session.execute("edit", &args)))?;
+        peaks.push(peak_rss_kib()?);
         Ok(time)
     })?;
     let peak = peaks.iter().max().copied().unwrap_or(0);
@@ -103,4 +100,14 @@ fn upload(store: &BucketStore, target: &crate::Target, file: &Path) -> Result<()
     }
     replace.commit(Guard::None)?;
     Ok(())
+}
+
+/// This process's peak resident memory (`VmHWM`), in KiB.
+fn peak_rss_kib() -> Result<u64> {
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .context("no VmHWM in /proc/self/status")
 }

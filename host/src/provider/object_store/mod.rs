@@ -11,6 +11,7 @@ mod list;
 mod object;
 mod replace;
 mod s3_error;
+mod signed;
 
 use self::object::BucketObject;
 use self::replace::BucketReplace;
