@@ -772,3 +772,32 @@ fn long_unchanged_ranges_are_copied_by_the_server() {
     );
     assert_eq!(bucket.open_uploads(), 0);
 }
+
+/// Over a store other than S3 a replacement is one PUT, so it is bounded
+/// like every in-memory result; an edit within the bound works there too.
+#[test]
+fn other_stores_take_replacements_in_one_bounded_put() {
+    let memory = Arc::new(dsh_fs::object_store::memory::InMemory::new());
+    let p = ObjectStoreProvider::new(BucketStore::new(memory, "ws").unwrap());
+    let t = p.resolve("a.txt").unwrap();
+    let big = "x\n".repeat(9 << 20);
+    let err = p.write_text(&t, &big, None).unwrap_err();
+    assert_eq!(err.code, ErrorCode::TooLarge, "{}", err.message);
+    assert!(p.stat(&t).unwrap().is_none(), "nothing was written");
+    let small = numbered(1000);
+    p.write_text(&t, &small, Some(WriteIntent::CreateIfAbsent))
+        .unwrap();
+    let read = p.read_text(&t, 1 << 20).unwrap();
+    let edit = dsh_fs::EditRequest {
+        old_string: "line     1000 ✓".into(),
+        new_string: "last".into(),
+        replace_all: false,
+    };
+    p.edit_text(&t, &edit, Some(&read.version)).unwrap();
+    assert!(
+        p.read_text(&t, 1 << 20)
+            .unwrap()
+            .text
+            .ends_with("last some text\n")
+    );
+}

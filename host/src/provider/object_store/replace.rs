@@ -19,7 +19,7 @@ use ::object_store::{
 };
 use dsh_fs_core::seam::vanished;
 use dsh_fs_core::store::{Guard, Object, Replace};
-use dsh_fs_core::{ErrorCode, FsError};
+use dsh_fs_core::{ErrorCode, FsError, MAX_IN_MEMORY_BYTES};
 use std::sync::Arc;
 
 /// The size of one uploaded part, and the most a replacement buffers; S3
@@ -283,8 +283,21 @@ impl Replace for BucketReplace {
         Ok(())
     }
 
+    /// Buffers up to one part; past it, uploads parts. A store other than
+    /// S3 is written in one PUT, so there the content is bounded like every
+    /// in-memory result.
     fn write(&mut self, mut bytes: &[u8]) -> Result<(), FsError> {
         if self.shared.s3.is_none() {
+            let size = (self.buf.len() + bytes.len()) as u64;
+            if size > MAX_IN_MEMORY_BYTES {
+                return Err(FsError::new(
+                    ErrorCode::TooLarge,
+                    format!(
+                        "{} would have more than {MAX_IN_MEMORY_BYTES} bytes, more than this store takes in one request; nothing was changed",
+                        self.shown
+                    ),
+                ));
+            }
             self.buf.extend_from_slice(bytes);
             return Ok(());
         }
