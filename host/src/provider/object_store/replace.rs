@@ -18,7 +18,7 @@ use ::object_store::{
     GetOptions, MultipartId, ObjectStore, PutMode, PutOptions, PutPayload, PutResult, UpdateVersion,
 };
 use dsh_fs_core::seam::vanished;
-use dsh_fs_core::store::{Guard, Object, Replace};
+use dsh_fs_core::store::{Guard, Replace, copy_through};
 use dsh_fs_core::{ErrorCode, FsError, MAX_IN_MEMORY_BYTES};
 use std::sync::Arc;
 
@@ -31,9 +31,6 @@ const MIN_PART_BYTES: u64 = 5 << 20;
 
 /// The largest part S3 copies.
 const MAX_COPY_PART_BYTES: u64 = 5 << 30;
-
-/// Buffer of [`BucketReplace::copy_through`].
-const COPY_CHUNK: u64 = 1 << 20;
 
 /// The version a replacement was begun over: what `If-Match` names.
 #[derive(Debug)]
@@ -125,27 +122,6 @@ impl BucketReplace {
         Ok(())
     }
 
-    /// Appends `len` bytes of `from` at `offset` by reading and writing them.
-    fn copy_through(
-        &mut self,
-        from: &mut BucketObject,
-        offset: u64,
-        len: u64,
-    ) -> Result<(), FsError> {
-        let mut buf = vec![0; len.min(COPY_CHUNK) as usize];
-        let (mut at, end) = (offset, offset + len);
-        while at < end {
-            let want = ((end - at) as usize).min(buf.len());
-            let n = from.read_at(at, &mut buf[..want])?;
-            if n == 0 {
-                break;
-            }
-            self.write(&buf[..n])?;
-            at += n as u64;
-        }
-        Ok(())
-    }
-
     /// Bytes `start..end` of `from` as the next part, copied by the server
     /// (`UploadPartCopy`, pinned to the ETag `from` was opened with).
     fn copy_part(
@@ -179,7 +155,7 @@ impl BucketReplace {
             &headers,
             String::new(),
         ));
-        let (status, text) = answer.map_err(|e| map_put(e, &shown))?;
+        let (status, text, _) = answer.map_err(|e| map_put(e, &shown))?;
         match (status, xml_field(&text, "Code"), xml_field(&text, "ETag")) {
             (200, None, Some(e_tag)) => {
                 let content_id = e_tag.replace("&quot;", "\"");
@@ -256,19 +232,19 @@ impl Replace for BucketReplace {
     /// whole part); shorter ones are read and written.
     fn copy(&mut self, from: &mut BucketObject, offset: u64, len: u64) -> Result<(), FsError> {
         let Some(bucket) = self.shared.bucket.clone() else {
-            return self.copy_through(from, offset, len);
+            return copy_through(self, from, offset, len);
         };
         let (mut at, end) = (offset, offset + len);
         if !self.buf.is_empty() {
             let fill = (PART_BYTES - self.buf.len()) as u64;
             if end - at < fill + MIN_PART_BYTES {
-                return self.copy_through(from, at, end - at);
+                return copy_through(self, from, at, end - at);
             }
-            self.copy_through(from, at, fill)?;
+            copy_through(self, from, at, fill)?;
             at += fill;
             self.flush_part()?;
         } else if len < MIN_PART_BYTES {
-            return self.copy_through(from, at, len);
+            return copy_through(self, from, at, len);
         }
         while at < end {
             let rest = end - at;

@@ -12,22 +12,8 @@ use ::object_store::{GetOptions, ObjectStore, PutResult};
 use std::time::Duration;
 
 /// Sends one request that `object_store` has no call for, signed by its S3
-/// client: the status and the body.
+/// client: the status, the body and the object version the answer names.
 pub(super) async fn signed(
-    s3: &AmazonS3,
-    method: Method,
-    loc: &ObjectPath,
-    query: &[(&str, &str)],
-    headers: &[(&str, String)],
-    body: String,
-) -> Result<(u16, String), StoreError> {
-    signed_with_version(s3, method, loc, query, headers, body)
-        .await
-        .map(|(status, text, _)| (status, text))
-}
-
-/// [`signed`], with the object version the answer names.
-pub(super) async fn signed_with_version(
     s3: &AmazonS3,
     method: Method,
     loc: &ObjectPath,
@@ -165,10 +151,9 @@ pub(super) async fn complete(
     }
     body.push_str("</CompleteMultipartUpload>");
     let query = [("uploadId", upload.id.as_str())];
-    let (status, text, version) =
-        signed_with_version(&upload.s3, Method::POST, loc, &query, &headers, body)
-            .await
-            .map_err(Completion::Failed)?;
+    let (status, text, version) = signed(&upload.s3, Method::POST, loc, &query, &headers, body)
+        .await
+        .map_err(Completion::Failed)?;
     let code = xml_field(&text, "Code");
     if matches!(status, 404 | 409 | 412)
         || matches!(
