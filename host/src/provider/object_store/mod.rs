@@ -372,9 +372,16 @@ impl ByteStore for BucketStore {
         target: &Target,
         create_parents: bool,
     ) -> Result<(BucketReplace, Option<BucketObject>), FsError> {
-        let _ = create_parents;
         let current = self.head(target)?;
-        let loc = self.location(target.key(), target.display_path())?;
+        let (key, shown) = (target.key(), target.display_path());
+        // Directories are prefixes: a parent exists while something lies under it.
+        if let (None, false, Some((parent, _))) = (&current, create_parents, key.rsplit_once('/')) {
+            let parent = self.location(parent, shown)?;
+            if !self.on(self.is_dir(&parent, shown))? {
+                return Err(FsError::not_found(shown));
+            }
+        }
+        let loc = self.location(key, shown)?;
         let replace = BucketReplace::new(
             self.shared.clone(),
             loc,
