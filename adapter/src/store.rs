@@ -14,6 +14,7 @@ use std::path::PathBuf;
 /// The store the host plugged in; its roots asked once per instance.
 pub struct WitStore {
     roots: Vec<PathBuf>,
+    max_object_bytes: u64,
 }
 
 impl WitStore {
@@ -21,6 +22,7 @@ impl WitStore {
     pub fn new() -> Self {
         WitStore {
             roots: wit::roots().into_iter().map(PathBuf::from).collect(),
+            max_object_bytes: wit::max_object_bytes(),
         }
     }
 }
@@ -29,6 +31,7 @@ impl fmt::Debug for WitStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WitStore")
             .field("roots", &self.roots)
+            .field("max_object_bytes", &self.max_object_bytes)
             .finish()
     }
 }
@@ -47,6 +50,10 @@ impl ByteStore for WitStore {
 
     fn roots(&self) -> &[PathBuf] {
         &self.roots
+    }
+
+    fn max_object_bytes(&self) -> u64 {
+        self.max_object_bytes
     }
 
     fn identity(&self, rel: &str, shown: &str) -> Result<String, FsError> {

@@ -76,6 +76,37 @@ fn replace_all_that_would_explode_is_refused_before_allocating() {
 }
 
 #[test]
+fn a_memory_store_refuses_results_it_cannot_hold_before_building_them() {
+    // 2000 matches × 10 KiB: a 20 MiB result, within the disk's 1 GiB but
+    // past the 16 MiB the memory workspace holds.
+    let file = "x\n".repeat(2000);
+    let memory = std::sync::Arc::new(MemoryProvider::default());
+    memory.store().insert("f.txt", file.clone());
+    let mut s = crate::runtime()
+        .session(memory.clone(), SessionOptions::default())
+        .unwrap();
+    ok(call(&mut s, "read", json!({"file_path": "f.txt"})));
+    let new = "n".repeat(10 << 10);
+    let edit =
+        json!({"file_path": "f.txt", "old_string": "x", "new_string": new, "replace_all": true});
+    let text = fails(call(&mut s, "edit", edit), "FS_TOO_LARGE");
+    assert!(
+        text.contains("20482000 bytes") && text.contains("16777216-byte limit"),
+        "{text}"
+    );
+    assert_eq!(memory.store().get("f.txt").unwrap(), file.as_bytes());
+    // The same edit on disk goes through.
+    let ws = Workspace::new();
+    ws.write("f.txt", &file);
+    let mut s = ws.session();
+    ok(call(&mut s, "read", json!({"file_path": "f.txt"})));
+    let edit =
+        json!({"file_path": "f.txt", "old_string": "x", "new_string": new, "replace_all": true});
+    ok(call(&mut s, "edit", edit));
+    assert_eq!(ws.bytes("f.txt").len(), 20_482_000);
+}
+
+#[test]
 fn large_replacements_stream_to_disk_in_bounded_memory() {
     // 20 matches × 15 MiB: a 300 MiB result, written without holding it.
     let ws = Workspace::new();

@@ -54,6 +54,12 @@ pub(super) fn apply<S: ByteStore>(mut e: Edit<'_, S>) -> Result<EditOutcome, FsE
     in_memory(e)
 }
 
+/// The largest result an edit may make: the file limit, or the store's own
+/// when it is smaller (a store that holds replacements in memory).
+fn result_limit<S: ByteStore>(store: &S) -> u64 {
+    store.max_object_bytes().min(MAX_FILE_BYTES)
+}
+
 fn too_large(shown: &str, size: u64, limit: u64, what: &str) -> FsError {
     FsError::new(
         ErrorCode::TooLarge,
@@ -77,7 +83,8 @@ fn in_memory<S: ByteStore>(mut e: Edit<'_, S>) -> Result<EditOutcome, FsError> {
     {
         return Err(FsError::stale(shown));
     }
-    let plan = splice::plan(&bytes, e.edit, MAX_FILE_BYTES).map_err(|s| s.into_fs_error(shown))?;
+    let plan =
+        splice::plan(&bytes, e.edit, result_limit(e.store)).map_err(|s| s.into_fs_error(shown))?;
     e.replace.check_writable()?;
     let mut out = Output::new(&mut e.replace);
     plan.write_to(&mut out.writer)
@@ -149,10 +156,11 @@ fn plan_streamed<S: ByteStore>(e: &mut Edit<'_, S>) -> Result<Option<(Plan, Head
         Err(PlanError::InMemory) => return Ok(None),
         Err(PlanError::Splice(s)) => return Err(s.into_fs_error(shown)),
     };
-    if plan.size > MAX_FILE_BYTES {
+    let limit = result_limit(e.store);
+    if plan.size > limit {
         return Err(SpliceError::TooLarge {
             size: plan.size,
-            limit: MAX_FILE_BYTES,
+            limit,
         }
         .into_fs_error(shown));
     }

@@ -104,6 +104,16 @@ impl<S: ByteStore> TextLayer<S> {
         intent: Option<WriteIntent>,
     ) -> Result<WriteOutcome, FsError> {
         let shown = target.display_path();
+        let limit = self.store.max_object_bytes().min(crate::MAX_FILE_BYTES);
+        if content.len() as u64 > limit {
+            return Err(FsError::new(
+                ErrorCode::TooLarge,
+                format!(
+                    "{shown} would have {} bytes, more than the {limit} this store holds; nothing was changed",
+                    content.len()
+                ),
+            ));
+        }
         let guarded = matches!(intent, Some(WriteIntent::ReplaceIfVersion(_)));
         let (mut replace, mut current) = match self.store.replace(target, !guarded) {
             Err(e) if guarded && e.code == ErrorCode::NotFound => return Err(vanished(shown)),

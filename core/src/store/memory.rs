@@ -146,6 +146,11 @@ impl ByteStore for MemoryStore {
         &self.roots
     }
 
+    /// Every file and every replacement is held in memory.
+    fn max_object_bytes(&self) -> u64 {
+        crate::MAX_IN_MEMORY_BYTES
+    }
+
     fn stat(&self, target: &Target) -> Result<Option<ObjectMeta>, FsError> {
         let state = self.lock();
         if let Some(f) = state.files.get(target.key()) {

@@ -123,6 +123,15 @@ pub trait ByteStore: fmt::Debug {
         create_parents: bool,
     ) -> Result<(Self::Replace<'_>, Option<Self::Object>), FsError>;
 
+    /// The largest object this store takes: a write or an edit whose result
+    /// would be larger is `too-large` before any byte of it is written. A
+    /// store that holds a replacement in memory answers
+    /// [`MAX_IN_MEMORY_BYTES`](crate::MAX_IN_MEMORY_BYTES); the default is
+    /// [`MAX_FILE_BYTES`](crate::MAX_FILE_BYTES), which no store exceeds.
+    fn max_object_bytes(&self) -> u64 {
+        crate::MAX_FILE_BYTES
+    }
+
     /// Called between chunks of long work: an error (the call's deadline
     /// passed) stops it with nothing changed.
     fn progress(&self, target: &Target) -> Result<(), FsError> {

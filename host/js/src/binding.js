@@ -8,6 +8,8 @@
 // A JS store implements (plain values; a place is `{ key, shown }`: the
 // canonical root-relative path and the path to name in messages):
 //   roots()                         -> absolute roots a model path may begin with (optional: none)
+//   maxObjectBytes()                -> the largest file it takes, asked once (optional: 1 GiB);
+//                                      a store holding replacements in memory answers 16 MiB
 //   identity(rel, shown)            -> the canonical key of `rel` (optional: `rel`)
 //   stat(place)                     -> { kind: 'file'|'directory'|'other', size, token } | null
 //   open(place)                     -> reader: the regular file there
@@ -34,6 +36,8 @@ import { ERROR_CODES, FsError } from './error.js';
 const dispose = Symbol.dispose ?? Symbol.for('dispose');
 /** Most bytes a default `copy` moves at once. */
 const COPY_CHUNK = 1 << 20;
+// What a store takes when it does not say (dsh_fs_core::MAX_FILE_BYTES).
+const MAX_FILE_BYTES = 2 ** 30;
 
 /** The import object entry for `dsh:fs/store` over `store`. */
 export function storeImport(store) {
@@ -137,6 +141,7 @@ export function storeImport(store) {
     Listing,
     Replacement,
     roots: () => (store.roots?.() ?? []).map(String),
+    maxObjectBytes: () => BigInt(store.maxObjectBytes?.() ?? MAX_FILE_BYTES),
     identity: (rel, shown) => guard(() => (store.identity ? String(store.identity(rel, shown)) : rel)),
     stat: (place) =>
       guard(() => {

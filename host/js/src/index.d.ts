@@ -251,6 +251,12 @@ export interface Replacement {
 export interface Store {
   /** Absolute spellings of the root a model path may begin with (default: none). */
   roots?(): string[];
+  /**
+   * The largest file this store takes (default: 1 GiB): larger results are
+   * `too-large` before any byte is written. Stores holding replacements in
+   * memory answer 16 MiB.
+   */
+  maxObjectBytes?(): number;
   /** The canonical key of the normalized path `rel` (default: `rel`); `sandbox-denied` when it leaves the root. */
   identity?(rel: string, shown: string): string;
   /** Metadata, or null when nothing is there. */
@@ -287,6 +293,8 @@ export class MemoryStore implements Store {
   remove(path: string): boolean;
 
   roots(): string[];
+  /** 16 MiB: files and replacements are held in memory. */
+  maxObjectBytes(): number;
   stat(place: Place): ObjectMeta | null;
   open(place: Place): Reader;
   listDir(place: Place): DirEntry[];

@@ -304,7 +304,8 @@ describe('hostile edits', () => {
     w.ok('read', { file_path: 'f.txt' });
     const edit = { file_path: 'f.txt', old_string: 'x', new_string: 'n'.repeat(2 << 20), replace_all: true };
     const text = w.fails('edit', edit, 'FS_TOO_LARGE');
-    assert.match(text, /2097153000 bytes, more than the 1073741824-byte limit/);
+    // A memory store holds at most 16 MiB: that is the limit it names.
+    assert.match(text, /2097153000 bytes, more than the 16777216-byte limit/);
     assert.equal(w.text('f.txt'), many);
   });
 
@@ -351,4 +352,19 @@ test('glob and grep answer with the texts of the native host', () => {
     assert.equal(r.text, step.text, `${step.tool} ${JSON.stringify(step.arguments)}`);
     assert.equal(r.isError, step.is_error, r.text);
   }
+});
+
+test('the memory store refuses a result it cannot hold, before building it', () => {
+  // 2000 matches × 10 KiB: 20 MiB, past the 16 MiB a memory store holds.
+  const file = 'x\n'.repeat(2000);
+  const { ok, fails, text } = workspace({ 'f.txt': file });
+  ok('read', { file_path: 'f.txt' });
+  const out = fails(
+    'edit',
+    { file_path: 'f.txt', old_string: 'x', new_string: 'n'.repeat(10 << 10), replace_all: true },
+    'FS_TOO_LARGE',
+  );
+  assert.match(out, /20482000 bytes/);
+  assert.match(out, /16777216-byte limit/);
+  assert.equal(text('f.txt'), file);
 });

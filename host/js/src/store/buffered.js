@@ -2,6 +2,9 @@
 // component writes, joined into one array at the commit, which the store's
 // own `commit(bytes, guard)` puts in place.
 
+/** Largest buffered replacement (dsh_fs_core::MAX_IN_MEMORY_BYTES). */
+export const MAX_IN_MEMORY_BYTES = 16 * 1024 * 1024;
+
 export class BufferedReplacement {
   #chunks = [];
   #commit;

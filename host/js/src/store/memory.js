@@ -4,7 +4,7 @@
 // made with createDir). The component's text layer does everything else.
 
 import { FsError } from '../error.js';
-import { BufferedReplacement } from './buffered.js';
+import { BufferedReplacement, MAX_IN_MEMORY_BYTES } from './buffered.js';
 
 const encoder = new TextEncoder();
 
@@ -61,6 +61,11 @@ export class MemoryStore {
 
   roots() {
     return [this.#root];
+  }
+
+  /** Files and replacements are held in memory: 16 MiB, as in Rust's MemoryStore. */
+  maxObjectBytes() {
+    return MAX_IN_MEMORY_BYTES;
   }
 
   stat({ key }) {

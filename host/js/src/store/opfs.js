@@ -16,7 +16,7 @@
 // the old bytes or the new, and other contexts cannot open the files at all.
 
 import { FsError } from '../error.js';
-import { BufferedReplacement } from './buffered.js';
+import { BufferedReplacement, MAX_IN_MEMORY_BYTES } from './buffered.js';
 
 /** The journal's name in the store's directory; never listed, never opened as a file. */
 const JOURNAL = '.dsh-fs-journal';
@@ -134,6 +134,11 @@ export class OpfsStore {
 
   roots() {
     return [this.#root];
+  }
+
+  /** A replacement is buffered in memory before it is written. */
+  maxObjectBytes() {
+    return MAX_IN_MEMORY_BYTES;
   }
 
   identity(rel, shown) {

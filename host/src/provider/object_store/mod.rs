@@ -391,6 +391,16 @@ impl ByteStore for BucketStore {
         Ok((replace, current))
     }
 
+    /// S3 takes a replacement in parts, one in memory at a time; any other
+    /// store in one PUT, held whole.
+    fn max_object_bytes(&self) -> u64 {
+        if self.shared.s3.is_some() {
+            dsh_fs_core::MAX_FILE_BYTES
+        } else {
+            dsh_fs_core::MAX_IN_MEMORY_BYTES
+        }
+    }
+
     fn progress(&self, target: &Target) -> Result<(), FsError> {
         crate::deadline::check(target.display_path())
     }

@@ -43,6 +43,10 @@ impl api::Guest for Component {
         )
     }
 
+    fn max_object_bytes() -> u64 {
+        store().map_or(dsh_fs_core::MAX_FILE_BYTES, |s| s.max_object_bytes())
+    }
+
     fn identity(rel: String, shown: String) -> Result<String, wit::FsError> {
         Ok(store()?.identity(&rel, &shown)?)
     }
