@@ -4,6 +4,37 @@
 
 use crate::{DirEntry, DirEntryKind, ErrorCode, FsError};
 
+/// What a file type is, links not followed: from the three questions every
+/// filesystem API answers (`std::fs`, cap-std, `wasi:filesystem`).
+pub fn kind(symlink: bool, dir: bool, file: bool) -> DirEntryKind {
+    if symlink {
+        DirEntryKind::Symlink
+    } else if dir {
+        DirEntryKind::Directory
+    } else if file {
+        DirEntryKind::File
+    } else {
+        DirEntryKind::Other
+    }
+}
+
+/// What `meta` (from `symlink_metadata`) describes, links not followed.
+pub fn kind_of(meta: &std::fs::Metadata) -> DirEntryKind {
+    let t = meta.file_type();
+    kind(t.is_symlink(), t.is_dir(), t.is_file())
+}
+
+/// `meta`'s modification time in nanoseconds since the Unix epoch, when
+/// the filesystem has one.
+pub fn modified_ns(meta: &std::fs::Metadata) -> Option<u64> {
+    let at = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    u64::try_from(at.as_nanos()).ok()
+}
+
 /// Most entries one directory may have to be listed; more is `too-large`.
 pub const MAX_ENTRIES: u64 = 1_000_000;
 

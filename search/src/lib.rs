@@ -35,7 +35,8 @@ pub mod walk;
 mod tests;
 
 pub use budget::Budget;
-pub use local::{LocalTree, kind_of, modified_ns, open_nofollow};
+pub use dsh_fs_core::listing::{kind_of, modified_ns};
+pub use local::{LocalTree, open_nofollow};
 pub use memory::MemTree;
 pub use tree::{DirEntry, DirEntryKind, Tree};
 

@@ -3,11 +3,11 @@
 //! path given to it passes through one; names that are not UTF-8 are skipped.
 
 use crate::tree::{DirEntry, DirEntryKind, Tree};
+use dsh_fs_core::listing::{kind_of, modified_ns};
 use dsh_fs_core::{FsError, seam::from_io};
-use std::fs::{self, File, Metadata};
+use std::fs::{self, File};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 /// The files below one root directory.
 #[derive(Clone, Debug)]
@@ -39,26 +39,6 @@ impl LocalTree {
             fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink())
         })
     }
-}
-
-/// What `meta` describes, links not followed.
-pub fn kind_of(meta: &Metadata) -> DirEntryKind {
-    let t = meta.file_type();
-    if t.is_symlink() {
-        DirEntryKind::Symlink
-    } else if t.is_dir() {
-        DirEntryKind::Directory
-    } else if t.is_file() {
-        DirEntryKind::File
-    } else {
-        DirEntryKind::Other
-    }
-}
-
-/// Nanoseconds since the Unix epoch of `meta`'s modification, when known.
-pub fn modified_ns(meta: &Metadata) -> Option<u64> {
-    let at = meta.modified().ok()?.duration_since(UNIX_EPOCH).ok()?;
-    u64::try_from(at.as_nanos()).ok()
 }
 
 impl Tree for LocalTree {

@@ -33,15 +33,7 @@ pub(super) fn list(root: &Dir, key: &str, shown: &str) -> Result<SortedListing, 
 
 fn kind(meta: &Metadata) -> DirEntryKind {
     let t = meta.file_type();
-    if t.is_symlink() {
-        DirEntryKind::Symlink
-    } else if t.is_dir() {
-        DirEntryKind::Directory
-    } else if t.is_file() {
-        DirEntryKind::File
-    } else {
-        DirEntryKind::Other
-    }
+    dsh_fs_core::listing::kind(t.is_symlink(), t.is_dir(), t.is_file())
 }
 
 fn modified(meta: &Metadata) -> Option<u64> {
