@@ -3,11 +3,13 @@
 
 use crate::Workspace;
 use crate::object_store::Bucket;
+use dsh_fs::MemoryStore;
+use dsh_fs::adapter::{Adapter, AdapterProvider};
 use dsh_fs::{
     EditRequest, EntryKind, ErrorCode, FsError, LocalProvider, MemoryProvider, ObjectStoreProvider,
     Provider, WriteIntent, WriteOperation,
 };
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A backend under test plus a side door to its storage.
 pub(crate) trait Fixture {
@@ -81,6 +83,47 @@ impl Fixture for Memory {
     fn touch(&self, path: &str) {
         let bytes = self.0.store().get(path).unwrap();
         self.0.store().insert(path, bytes)
+    }
+    fn root(&self) -> String {
+        "/workspace".into()
+    }
+}
+
+/// The text adapter component under wasmtime over a native [`MemoryStore`]:
+/// the Rust text layer compiled to wasm, every store call crossing back to
+/// the host.
+pub(crate) struct Adapted(Arc<MemoryStore>, Arc<AdapterProvider<MemoryStore>>);
+
+impl Adapted {
+    pub(crate) fn new() -> Self {
+        let store = Arc::new(MemoryStore::default());
+        let p = adapter().provider(store.clone()).unwrap();
+        Adapted(store, Arc::new(p))
+    }
+}
+
+/// The adapter component, compiled once for the whole test binary.
+pub(crate) fn adapter() -> &'static Adapter {
+    static ADAPTER: OnceLock<Adapter> = OnceLock::new();
+    ADAPTER.get_or_init(|| Adapter::load().expect("loading the adapter component"))
+}
+
+impl Fixture for Adapted {
+    fn provider(&self) -> Arc<dyn Provider> {
+        self.1.clone()
+    }
+    fn put(&self, path: &str, bytes: &[u8]) {
+        self.0.insert(path, bytes)
+    }
+    fn get(&self, path: &str) -> Option<Vec<u8>> {
+        self.0.get(path)
+    }
+    fn mkdir(&self, path: &str) {
+        self.0.create_dir(path)
+    }
+    fn touch(&self, path: &str) {
+        let bytes = self.0.get(path).unwrap();
+        self.0.insert(path, bytes)
     }
     fn root(&self) -> String {
         "/workspace".into()
@@ -440,6 +483,9 @@ macro_rules! contract_suite {
         }
         mod object_store {
             $( #[test] fn $test() { super::$test(&super::Store::new()) } )*
+        }
+        mod adapter {
+            $( #[test] fn $test() { super::$test(&super::Adapted::new()) } )*
         }
     };
 }
