@@ -1,8 +1,11 @@
 //! The edit splice for files too large to hold: a first pass over the file
 //! in chunks plans the edit (how many matches, the first lines, the content
-//! hash, UTF-8 checks) and a second pass, over the same bytes, writes the
-//! result. Memory is bounded by the chunk size whatever the file or the
-//! number of matches: matches are found again in the second pass, never kept.
+//! hashes of the file and of the result, UTF-8 checks) and records where the
+//! matches are, up to [`MAX_RECORDED_MATCHES`]. The result is then the
+//! unchanged ranges between them, which a store can copy natively, and the
+//! new string; past that many matches, a second pass over the same bytes
+//! ([`Splicer`]) writes it. Memory is bounded by the chunk size (plus the
+//! recorded offsets) whatever the file or the number of matches.
 //!
 //! Only files without CR bytes are planned here: CRLF folding needs the
 //! in-memory splice of [`crate::splice`], which callers fall back to when
@@ -25,7 +28,17 @@ pub struct Plan {
     pub size: u64,
     /// Content hash of the whole file as scanned.
     pub hash: u128,
+    /// Size of the file as scanned.
+    pub source_size: u64,
+    /// Content hash of the result.
+    pub result_hash: u128,
+    /// Byte offsets in the file of the occurrences to replace, in order;
+    /// `None` when there are more than [`MAX_RECORDED_MATCHES`].
+    pub matches: Option<Vec<u64>>,
 }
+
+/// How many match offsets a plan records at most (8 bytes each).
+pub const MAX_RECORDED_MATCHES: usize = 4096;
 
 /// Why planning stopped.
 #[derive(Debug, PartialEq, Eq)]
@@ -73,11 +86,59 @@ impl<'e> Scanner<'e> {
         if self.first_only && self.matched {
             return each(Piece::Plain(chunk));
         }
-        let old_len = self.finder.needle().len();
-        let mut window = std::mem::take(&mut self.carry);
-        window.extend_from_slice(chunk);
+        let keep = self.finder.needle().len() - 1;
+        if self.carry.is_empty() {
+            return self.scan(chunk, 0, &mut each);
+        }
+        if chunk.len() < keep {
+            // A chunk shorter than the needle: one window of both.
+            let mut window = std::mem::take(&mut self.carry);
+            window.extend_from_slice(chunk);
+            return self.scan(&window, 0, &mut each);
+        }
+        // Only a match starting in the carried bytes needs them joined to
+        // the chunk, and it ends within the chunk's first `keep` bytes.
+        let carry = std::mem::take(&mut self.carry);
+        let mut window = carry.clone();
+        window.extend_from_slice(&chunk[..keep]);
+        let old_len = keep + 1;
         let mut done = 0;
         for at in self.finder.find_iter(&window) {
+            if at >= carry.len() {
+                break;
+            }
+            each(Piece::Plain(&window[done..at]))?;
+            each(Piece::Match(&window[at..at + old_len]))?;
+            done = at + old_len;
+            self.matched = true;
+            if self.first_only {
+                break;
+            }
+        }
+        let from = if done > carry.len() {
+            done - carry.len()
+        } else {
+            each(Piece::Plain(&carry[done..]))?;
+            0
+        };
+        if self.first_only && self.matched {
+            return each(Piece::Plain(&chunk[from..]));
+        }
+        self.scan(chunk, from, &mut each)
+    }
+
+    /// Scans `window` from `from` (nothing carried before it), keeping the
+    /// bytes a match may still start in.
+    fn scan<E>(
+        &mut self,
+        window: &[u8],
+        from: usize,
+        each: &mut impl FnMut(Piece<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let old_len = self.finder.needle().len();
+        let mut done = from;
+        for at in self.finder.find_iter(&window[from..]) {
+            let at = from + at;
             each(Piece::Plain(&window[done..at]))?;
             each(Piece::Match(&window[at..at + old_len]))?;
             done = at + old_len;
@@ -89,8 +150,7 @@ impl<'e> Scanner<'e> {
         // A match can start in the last `old_len - 1` bytes: keep them.
         let cut = window.len().saturating_sub(old_len - 1).max(done);
         each(Piece::Plain(&window[done..cut]))?;
-        window.drain(..cut);
-        self.carry = window;
+        self.carry = window[cut..].to_vec();
         Ok(())
     }
 
@@ -104,14 +164,30 @@ pub struct Planner<'e> {
     edit: &'e EditRequest,
     scanner: Scanner<'e>,
     decoder: StreamDecoder,
+    tally: Tally<'e>,
+}
+
+/// What the first pass learns from the pieces of the file, in order.
+struct Tally<'e> {
+    new: &'e [u8],
+    replace_all: bool,
+    /// Hashes the file.
     hasher: ContentHasher,
-    /// Newlines seen so far.
+    /// Hashes the result, from the first match on (before it, the result
+    /// is the file).
+    result: Option<ContentHasher>,
+    /// Bytes of the file handed on so far.
+    offset: u64,
+    /// Newlines seen so far, while a line number may still be needed.
     newlines: u64,
     /// Matches found so far.
     count: u64,
     /// Line numbers of the first few matches.
     lines: Vec<u64>,
-    size: u64,
+    /// Offsets of the matches, until there are too many to keep.
+    matches: Option<Vec<u64>>,
+    /// Offset of the first match.
+    first: Option<u64>,
 }
 
 impl<'e> Planner<'e> {
@@ -129,86 +205,137 @@ impl<'e> Planner<'e> {
             // An ambiguous edit still counts every occurrence, for the message.
             scanner: Scanner::new(&edit.old_string, false),
             decoder: StreamDecoder::new(),
-            hasher: ContentHasher::new(),
-            newlines: 0,
-            count: 0,
-            lines: Vec::new(),
-            size: 0,
+            tally: Tally {
+                new: edit.new_string.as_bytes(),
+                replace_all: edit.replace_all,
+                hasher: ContentHasher::new(),
+                result: None,
+                offset: 0,
+                newlines: 0,
+                count: 0,
+                lines: Vec::new(),
+                matches: Some(Vec::new()),
+                first: None,
+            },
         })
     }
 
     /// Feeds the next chunk of the file's raw bytes.
     pub fn push(&mut self, chunk: &[u8]) -> Result<(), PlanError> {
-        if memchr::memchr(b'\r', chunk).is_some() {
-            return Err(PlanError::InMemory);
+        let not_text = |e: NotText| PlanError::Splice(SpliceError::NotText(e));
+        match memchr::memchr2(b'\r', 0, chunk) {
+            None => self.decoder.check_nul_free(chunk).map_err(not_text)?,
+            Some(at) if chunk[at] == b'\r' || memchr::memchr(b'\r', &chunk[at..]).is_some() => {
+                return Err(PlanError::InMemory);
+            }
+            // A NUL: decoding says where the text ends.
+            Some(_) => drop(self.decoder.push(chunk).map_err(not_text)?),
         }
-        self.hasher.update(chunk);
-        self.size += chunk.len() as u64;
-        let mut buf = self.decoder.begin(chunk.len());
-        buf.extend_from_slice(chunk);
-        self.decoder
-            .decode(buf)
-            .map_err(|e: NotText| PlanError::Splice(SpliceError::NotText(e)))?;
-        let (newlines, count, lines) = (&mut self.newlines, &mut self.count, &mut self.lines);
+        let tally = &mut self.tally;
         self.scanner
             .push(chunk, |piece| {
-                count_piece(piece, newlines, count, lines);
+                tally.piece(piece);
                 Ok::<(), std::convert::Infallible>(())
             })
             .unwrap_or_else(|never| match never {});
         Ok(())
     }
 
+    /// Where the first occurrence starts in the file, once it was found.
+    pub fn first_match(&self) -> Option<u64> {
+        self.tally.first
+    }
+
     /// Ends the scan: the plan, or why the edit cannot apply. The content
     /// hash is returned either way, for a freshness check that must come first.
     pub fn finish(mut self) -> (u128, Result<Plan, PlanError>) {
-        let hash = self.hasher.finish();
-        if let Err(e) = self.decoder.finish() {
-            return (hash, Err(PlanError::Splice(SpliceError::NotText(e))));
-        }
-        let (newlines, count, lines) = (&mut self.newlines, &mut self.count, &mut self.lines);
+        let tally = &mut self.tally;
         self.scanner
             .finish(|piece| {
-                count_piece(piece, newlines, count, lines);
+                tally.piece(piece);
                 Ok::<(), std::convert::Infallible>(())
             })
             .unwrap_or_else(|never| match never {});
-        let result = match self.count {
+        let t = self.tally;
+        let hash = t.hasher.finish();
+        if let Err(e) = self.decoder.finish() {
+            return (hash, Err(PlanError::Splice(SpliceError::NotText(e))));
+        }
+        let result = match t.count {
             0 => Err(PlanError::Splice(SpliceError::NotFound)),
             count if count > 1 && !self.edit.replace_all => {
                 Err(PlanError::Splice(SpliceError::Ambiguous {
                     count,
-                    lines: self.lines,
+                    lines: t.lines,
                 }))
             }
             count => Ok(Plan {
                 replacements: count,
-                first_line: self.lines[0],
+                first_line: t.lines[0],
                 size: crate::splice::result_size(
-                    self.size,
+                    t.offset,
                     count,
                     self.edit.old_string.len() as u64,
                     self.edit.new_string.len() as u64,
                 ),
                 hash,
+                source_size: t.offset,
+                result_hash: t.result.as_ref().map_or(hash, ContentHasher::finish),
+                matches: t.matches,
             }),
         };
         (hash, result)
     }
 }
 
-fn count_piece(piece: Piece<'_>, newlines: &mut u64, count: &mut u64, lines: &mut Vec<u64>) {
-    let bytes = match piece {
-        Piece::Plain(bytes) => bytes,
-        Piece::Match(bytes) => {
-            *count += 1;
-            if lines.len() < SHOWN_MATCHES {
-                lines.push(*newlines + 1);
+impl Tally<'_> {
+    fn piece(&mut self, piece: Piece<'_>) {
+        // Line numbers matter for the first match, and for the first few
+        // when one occurrence was asked for (the ambiguity message).
+        let counting =
+            self.lines.is_empty() || (!self.replace_all && self.lines.len() < SHOWN_MATCHES);
+        match piece {
+            Piece::Plain(bytes) => {
+                if counting {
+                    self.newlines += count_newlines(bytes);
+                }
+                self.hasher.update(bytes);
+                if let Some(result) = &mut self.result {
+                    result.update(bytes);
+                }
+                self.offset += bytes.len() as u64;
             }
-            bytes
+            Piece::Match(bytes) => {
+                self.count += 1;
+                self.first.get_or_insert(self.offset);
+                if self.lines.len() < SHOWN_MATCHES {
+                    self.lines.push(self.newlines + 1);
+                }
+                if counting {
+                    self.newlines += count_newlines(bytes);
+                }
+                if let Some(matches) = &mut self.matches {
+                    if matches.len() < MAX_RECORDED_MATCHES {
+                        matches.push(self.offset);
+                    } else {
+                        self.matches = None;
+                    }
+                }
+                // Only the first match is replaced when one was asked for;
+                // a second makes the edit fail, and the result moot.
+                if self.replace_all || self.count == 1 {
+                    let result = self.result.get_or_insert_with(|| self.hasher.clone());
+                    result.update(self.new);
+                }
+                self.hasher.update(bytes);
+                self.offset += bytes.len() as u64;
+            }
         }
-    };
-    *newlines += memchr::memchr_iter(b'\n', bytes).count() as u64;
+    }
+}
+
+fn count_newlines(bytes: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\n', bytes).count() as u64
 }
 
 /// The second pass: writes the edited file while the original's bytes are
@@ -257,6 +384,7 @@ fn write_piece(piece: Piece<'_>, new: &[u8], out: &mut impl Write) -> io::Result
 mod tests {
     use super::*;
     use crate::splice;
+    use crate::text::content_hash;
 
     fn plan(file: &[u8], edit: &EditRequest, chunk: usize) -> Result<Plan, PlanError> {
         let mut p = Planner::new(edit)?;
@@ -299,7 +427,66 @@ mod tests {
                 assert_eq!(p.size, out.len() as u64);
                 assert_eq!(p.first_line, whole.first_line, "{old:?} chunk {chunk}");
                 assert_eq!(p.replacements, u64::from(whole.replacements));
+                assert_eq!(p.result_hash, content_hash(&whole.bytes));
+                assert_eq!(
+                    (p.source_size, p.hash),
+                    (file.len() as u64, content_hash(&file))
+                );
+                assert_eq!(
+                    from_offsets(&file, &edit, &p),
+                    whole.bytes,
+                    "{old:?} chunk {chunk}"
+                );
             }
+        }
+    }
+
+    /// The result made from the recorded offsets, as a store's copies make it.
+    fn from_offsets(file: &[u8], edit: &EditRequest, plan: &Plan) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        for &m in plan.matches.as_ref().unwrap() {
+            out.extend_from_slice(&file[at..m as usize]);
+            out.extend_from_slice(edit.new_string.as_bytes());
+            at = m as usize + edit.old_string.len();
+        }
+        out.extend_from_slice(&file[at..plan.source_size as usize]);
+        out
+    }
+
+    #[test]
+    fn offsets_are_recorded_up_to_the_cap() {
+        let file = "x\n".repeat(MAX_RECORDED_MATCHES);
+        let edit = EditRequest::new("x", "y", true);
+        let p = plan(file.as_bytes(), &edit, 1000).unwrap();
+        assert_eq!(p.matches.as_ref().map(Vec::len), Some(MAX_RECORDED_MATCHES));
+        let more = format!("{file}x\n");
+        let p = plan(more.as_bytes(), &edit, 1000).unwrap();
+        assert_eq!(p.matches, None);
+        assert_eq!(
+            p.result_hash,
+            content_hash("y\n".repeat(MAX_RECORDED_MATCHES + 1).as_bytes())
+        );
+    }
+
+    #[test]
+    fn newlines_are_counted_in_every_block_shape() {
+        for len in [
+            0,
+            1,
+            31,
+            32,
+            33,
+            255 * 32 - 1,
+            255 * 32,
+            255 * 32 + 7,
+            100_000,
+        ] {
+            let bytes: Vec<u8> = (0..len)
+                .map(|i| if i % 3 == 0 { b'\n' } else { b'a' })
+                .collect();
+            let want = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+            assert_eq!(count_newlines(&bytes), want, "{len}");
         }
     }
 

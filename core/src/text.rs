@@ -160,6 +160,38 @@ impl StreamDecoder {
         self.decode(buf)
     }
 
+    /// Like [`Self::push`] for a chunk the caller found free of NUL bytes,
+    /// validating only: nothing is copied and no text is made.
+    pub fn check_nul_free(&mut self, chunk: &[u8]) -> Result<(), NotText> {
+        if !self.started || chunk.len() < 4 {
+            return self.push(chunk).map(drop);
+        }
+        // The bytes that may finish a character cut off by the last chunk.
+        let lead = chunk
+            .iter()
+            .take(3)
+            .take_while(|&&b| b & 0xC0 == 0x80)
+            .count();
+        if !self.pending.is_empty() || lead > 0 {
+            let mut head = std::mem::take(&mut self.pending);
+            head.extend_from_slice(&chunk[..lead]);
+            let valid = std::str::from_utf8(&head).map_err(|e| NotText {
+                offset: self.offset + e.valid_up_to() as u64,
+                nul: false,
+            })?;
+            self.offset += valid.len() as u64;
+        }
+        let rest = &chunk[lead..];
+        let keep = rest.len() - incomplete_tail(rest);
+        let valid = std::str::from_utf8(&rest[..keep]).map_err(|e| NotText {
+            offset: self.offset + e.valid_up_to() as u64,
+            nul: false,
+        })?;
+        self.offset += valid.len() as u64;
+        self.pending = rest[keep..].to_vec();
+        Ok(())
+    }
+
     /// Ends the stream: a character cut off by the end of the file is invalid.
     pub fn finish(&mut self) -> Result<(), NotText> {
         let rest = std::mem::take(&mut self.pending);
@@ -285,6 +317,30 @@ mod tests {
             }
             d.finish().unwrap();
             assert_eq!(out, decode(file).unwrap(), "chunk size {chunk}");
+        }
+    }
+
+    #[test]
+    fn checking_agrees_with_decoding_at_every_split() {
+        let files: [&[u8]; 4] = [
+            "\u{feff}héllo wörld ✓ 𝄞\nend of the line ✓✓".as_bytes(),
+            b"abcdef\xE2\x9C\x93\x80ghij",
+            b"abcdefgh\xF0\x9D\x84klmnop",
+            b"ab\xC3\xA9cdefg\xE2\x9C",
+        ];
+        for file in files {
+            for chunk in 1..file.len() {
+                let (mut decoded, mut checked) = (StreamDecoder::new(), StreamDecoder::new());
+                let mut want = Ok(());
+                let mut got = Ok(());
+                for piece in file.chunks(chunk) {
+                    want = want.and_then(|()| decoded.push(piece).map(drop));
+                    got = got.and_then(|()| checked.check_nul_free(piece));
+                }
+                want = want.and_then(|()| decoded.finish());
+                got = got.and_then(|()| checked.finish());
+                assert_eq!(got, want, "{file:?} chunk size {chunk}");
+            }
         }
     }
 

@@ -1,6 +1,6 @@
 //! Embedding dsh-fs in a Rust agent: the README's example, also run as a
 //! doctest of the crate. Run it with `cargo run -p dsh-fs --example embed`.
-use dsh_fs::{LocalProvider, MemoryProvider, Runtime, SessionOptions};
+use dsh_fs::{LocalProvider, LocalStore, MemoryProvider, Runtime, SessionOptions};
 use std::sync::Arc;
 
 fn main() -> anyhow::Result<()> {
@@ -8,7 +8,7 @@ fn main() -> anyhow::Result<()> {
     let runtime = Runtime::new()?;
 
     // A session on a directory: nothing outside it can be read or written.
-    let project = Arc::new(LocalProvider::new(".")?);
+    let project = Arc::new(LocalProvider::new(LocalStore::new(".")?));
     let mut session = runtime.session(project, SessionOptions::default())?;
     let read = session.execute("read", r#"{"file_path": "Cargo.toml", "limit": 5}"#);
     println!("{}", read.text);

@@ -2,7 +2,7 @@
 //! baseline measured in the same run (these machines are noisy; ratios are
 //! what to compare). Prints; asserts nothing.
 
-use crate::provider::{BoxListing, BoxStream, LocalProvider, Provider, Target};
+use crate::provider::{BoxListing, BoxStream, LocalProvider, LocalStore, Provider, Target};
 use crate::{Runtime, SessionOptions};
 use anyhow::{Context, Result, bail};
 use dsh_fs_core::{
@@ -39,7 +39,7 @@ pub fn run(opts: &BenchOptions) -> Result<()> {
     if opts.search_files > 0 {
         crate::search::bench::run(&runtime, &exe, &opts.dir, opts.search_files, opts.reps)?;
     }
-    let provider: Arc<dyn Provider> = Arc::new(LocalProvider::new(&opts.dir)?);
+    let provider: Arc<dyn Provider> = Arc::new(LocalProvider::new(LocalStore::new(&opts.dir)?));
     println!(
         "dsh-fs bench: {} repetitions, median [min-max]\n",
         opts.reps
@@ -123,7 +123,8 @@ pub fn run(opts: &BenchOptions) -> Result<()> {
             },
         )?;
         let mut flip = false;
-        let edits = sample(opts.reps, || {
+        let copy_to = opts.dir.join("copy.tmp");
+        let edit = || {
             let (from, to) = if flip {
                 ("EDITED", "MARKER")
             } else {
@@ -137,15 +138,15 @@ pub fn run(opts: &BenchOptions) -> Result<()> {
             })
             .to_string();
             timed(|| expect_ok(s.execute("edit", &args)))
-        })?;
-        let copy_to = opts.dir.join("copy.tmp");
-        let copies = sample(opts.reps, || {
+        };
+        let copy = || {
             timed(|| {
                 std::fs::copy(&work, &copy_to)?;
                 std::fs::File::open(&copy_to)?.sync_all()?;
                 Ok(())
             })
-        })?;
+        };
+        let (edits, copies) = sample_pair(opts.reps, edit, copy)?;
         let args = serde_json::json!({
             "file_path": name(&work),
             "old_string": marker.replace("MARKER", if flip { "EDITED" } else { "MARKER" }),
@@ -308,6 +309,25 @@ pub(crate) fn sample(
     let mut v = (0..reps).map(|_| f()).collect::<Result<Vec<_>>>()?;
     v.sort();
     Ok(v)
+}
+
+/// Like [`sample`] for a figure and its baseline, run in turns so that a
+/// change in the machine's load weighs on both alike.
+pub(crate) fn sample_pair(
+    reps: usize,
+    mut f: impl FnMut() -> Result<Duration>,
+    mut g: impl FnMut() -> Result<Duration>,
+) -> Result<(Vec<Duration>, Vec<Duration>)> {
+    f()?;
+    g()?;
+    let (mut fs, mut gs) = (Vec::new(), Vec::new());
+    for _ in 0..reps {
+        fs.push(f()?);
+        gs.push(g()?);
+    }
+    fs.sort();
+    gs.sort();
+    Ok((fs, gs))
 }
 
 pub(crate) fn median(v: &[Duration]) -> Duration {

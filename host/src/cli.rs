@@ -4,7 +4,7 @@
 //! lives in the library so that the `dsh-fs` binary and the Python wheel's
 //! `dsh-fs` script run the same code.
 
-use crate::{LocalProvider, Provider, Runtime, SessionOptions, demo};
+use crate::{LocalProvider, LocalStore, Provider, Runtime, SessionOptions, demo};
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
@@ -107,7 +107,7 @@ impl Workspace {
                 };
                 Arc::new(crate::ObjectStoreProvider::from_url(url, &options)?)
             }
-            None => Arc::new(LocalProvider::new(&self.root)?),
+            None => Arc::new(LocalProvider::new(LocalStore::new(&self.root)?)),
         };
         let options = SessionOptions {
             observation_policy: !self.no_policy,

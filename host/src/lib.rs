@@ -14,11 +14,11 @@
 //!   whole `dsh-fs` command, for the binary and other launchers.
 //!
 //! ```no_run
-//! use dsh_fs::{LocalProvider, Runtime, SessionOptions};
+//! use dsh_fs::{LocalProvider, LocalStore, Runtime, SessionOptions};
 //! use std::sync::Arc;
 //!
 //! let runtime = Runtime::new()?;
-//! let workspace = Arc::new(LocalProvider::new("/path/to/project")?);
+//! let workspace = Arc::new(LocalProvider::new(LocalStore::new("/path/to/project")?));
 //! let mut session = runtime.session(workspace, SessionOptions::default())?;
 //! let read = session.execute("read", r#"{"file_path": "src/main.rs", "limit": 40}"#);
 //! println!("{}", read.text);
@@ -51,8 +51,8 @@ pub use dsh_fs_core::{
 };
 pub use object_store;
 pub use provider::{
-    BoxListing, BoxStream, ByteStore, Listing, LocalProvider, MemoryProvider, MemoryStore,
-    ObjectStoreProvider, Provider, S3Options, Target, TextLayer, TextStream,
+    BoxListing, BoxStream, ByteStore, Listing, LocalProvider, LocalStore, MemoryProvider,
+    MemoryStore, ObjectStoreProvider, Provider, S3Options, Target, TextLayer, TextStream,
 };
 /// The README's embedding example (`examples/embed.rs`), compiled and run as
 /// a doctest so it cannot drift from the API.

@@ -48,7 +48,9 @@ impl Session {
             let runtime = runtime()?;
             let provider: Arc<dyn dsh_fs::Provider> = match (root, store) {
                 // `FileNotFoundError`, `PermissionError`, ... naming the root.
-                (Some(root), None) => Arc::new(dsh_fs::LocalProvider::new(&root)?),
+                (Some(root), None) => {
+                    Arc::new(dsh_fs::LocalProvider::new(dsh_fs::LocalStore::new(&root)?))
+                }
                 (None, Some(url)) => {
                     let options = dsh_fs::S3Options { endpoint, region };
                     let store = dsh_fs::ObjectStoreProvider::from_url(&url, &options)

@@ -110,7 +110,7 @@ fn call_runs_one_tool_and_sets_the_exit_code() {
         String::from_utf8_lossy(&out.stderr),
         "dsh-fs: workspace root /definitely/not/here: No such file or directory (os error 2)\n"
     );
-    let e = dsh_fs::LocalProvider::new("/definitely/not/here").unwrap_err();
+    let e = dsh_fs::LocalStore::new("/definitely/not/here").unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
     assert!(e.to_string().contains("/definitely/not/here"), "{e}");
 }

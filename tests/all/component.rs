@@ -1,7 +1,7 @@
 //! The tools and the policy through the real component on real files.
 
 use crate::{Workspace, call, code, fails, ok, runtime};
-use dsh_fs::{Limits, LocalProvider, SessionOptions};
+use dsh_fs::{Limits, LocalProvider, LocalStore, SessionOptions};
 use serde_json::json;
 use std::sync::Arc;
 
@@ -430,7 +430,7 @@ fn a_trap_is_an_error_result_and_the_next_call_works() {
         })
         .build()
         .unwrap();
-    let provider = Arc::new(LocalProvider::new(&ws.root).unwrap());
+    let provider = Arc::new(LocalProvider::new(LocalStore::new(&ws.root).unwrap()));
     let mut s = runtime
         .session(provider, SessionOptions::default())
         .unwrap();

@@ -6,8 +6,8 @@ use crate::object_store::Bucket;
 use dsh_fs::MemoryStore;
 use dsh_fs::adapter::{Adapter, AdapterProvider};
 use dsh_fs::{
-    EditRequest, EntryKind, ErrorCode, FsError, LocalProvider, MemoryProvider, ObjectStoreProvider,
-    Provider, WriteIntent, WriteOperation,
+    EditRequest, EntryKind, ErrorCode, FsError, LocalProvider, LocalStore, MemoryProvider,
+    ObjectStoreProvider, Provider, WriteIntent, WriteOperation,
 };
 use std::sync::{Arc, OnceLock};
 
@@ -28,7 +28,7 @@ pub(crate) struct Local(pub(crate) Workspace, Arc<LocalProvider>);
 impl Local {
     pub(crate) fn new() -> Self {
         let ws = Workspace::new();
-        let p = Arc::new(LocalProvider::new(&ws.root).unwrap());
+        let p = Arc::new(LocalProvider::new(LocalStore::new(&ws.root).unwrap()));
         Local(ws, p)
     }
 }
@@ -55,7 +55,7 @@ impl Fixture for Local {
         std::fs::rename(tmp, self.0.path(path)).unwrap();
     }
     fn root(&self) -> String {
-        self.1.root().to_str().unwrap().to_owned()
+        self.1.store().root().to_str().unwrap().to_owned()
     }
 }
 
@@ -473,6 +473,46 @@ fn concurrent_guarded_edits_have_one_winner(f: &dyn Fixture) {
     }
 }
 
+/// An LF file past the streaming threshold: the edit is made of the store's
+/// copies of the unchanged ranges and the new strings, and must give the
+/// bytes and the version a read of the result gives. Matches at the very
+/// start and end, and across where 1 MiB chunks meet.
+fn streamed_edits_equal_the_in_memory_splice(f: &dyn Fixture) {
+    let p = f.provider();
+    let mut text: String = (0..120_000).map(|i| format!("{i:>79}\n")).collect();
+    for at in [0, (1 << 20) - 3, 5 << 20, text.len() - 7] {
+        text.replace_range(at..at + 6, "MARKER");
+    }
+    f.put("big.txt", text.as_bytes());
+    let t = p.resolve("big.txt").unwrap();
+    let seen = p.stat(&t).unwrap().unwrap().version;
+    let out = p
+        .edit_text(&t, &EditRequest::new("MARKER", "m\nm", true), Some(&seen))
+        .unwrap();
+    assert_eq!((out.replacements, out.first_line), (4, 1));
+    let expected = text.replace("MARKER", "m\nm");
+    assert!(
+        f.get("big.txt").unwrap() == expected.as_bytes(),
+        "streamed edit differs"
+    );
+    assert_eq!(p.read_text(&t, 64 << 20).unwrap().version, out.version);
+    // One occurrence, the old string longer than the new.
+    let one = p
+        .edit_text(
+            &t,
+            &EditRequest::new(" 60000\n", "", false),
+            Some(&out.version),
+        )
+        .unwrap();
+    assert_eq!(one.replacements, 1);
+    let expected = expected.replacen(" 60000\n", "", 1);
+    assert!(
+        f.get("big.txt").unwrap() == expected.as_bytes(),
+        "streamed edit differs"
+    );
+    assert_eq!(p.read_text(&t, 64 << 20).unwrap().version, one.version);
+}
+
 macro_rules! contract_suite {
     ($($test:ident),* $(,)?) => {
         mod local {
@@ -502,4 +542,5 @@ contract_suite!(
     identical_content_is_not_stale,
     edits_are_byte_faithful,
     concurrent_guarded_edits_have_one_winner,
+    streamed_edits_equal_the_in_memory_splice,
 );

@@ -386,6 +386,42 @@ fn in_place_writes_during_an_edit_are_not_overwritten() {
     );
 }
 
+/// The check a streamed edit relies on once it no longer reads the file a
+/// second time: the local store's commit guard, made deterministic here. A
+/// neighbour writes in place (same inode) after the store opened the file
+/// and copied from it; the commit must refuse and leave their bytes.
+#[test]
+fn an_in_place_write_between_the_copy_and_the_commit_is_stale() {
+    use dsh_fs::{LocalProvider, LocalStore};
+    use dsh_fs_core::store::{ByteStore, Guard, Object, Replace};
+    let ws = Workspace::new();
+    ws.write("f.txt", "ours\nrest\n");
+    let provider = LocalProvider::new(LocalStore::new(&ws.root).unwrap());
+    let target = provider.resolve("f.txt").unwrap();
+    let (mut replace, current) = provider.store().replace(&target, false).unwrap();
+    let mut object = current.unwrap();
+    let token = object.meta().token.clone();
+    replace.write(b"OURS\n").unwrap();
+    replace.copy(&mut object, 5, 5).unwrap();
+    // Past the timestamp granularity of filesystems without fine-grained
+    // change times, so the write shows in the metadata token.
+    std::thread::sleep(Duration::from_millis(10));
+    let neighbour = std::fs::OpenOptions::new()
+        .write(true)
+        .open(ws.path("f.txt"))
+        .unwrap();
+    neighbour.write_all_at(b"THEM", 0).unwrap();
+    assert_ne!(object.token_now().unwrap(), token, "fstat of the open file");
+    let e = replace.commit(Guard::Unchanged(&token)).unwrap_err();
+    assert_eq!(e.code, dsh_fs::ErrorCode::StaleVersion, "{e:?}");
+    assert_eq!(ws.bytes("f.txt"), b"THEM\nrest\n");
+    let names: Vec<_> = std::fs::read_dir(&ws.root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["f.txt"], "no temp file is left behind");
+}
+
 #[test]
 fn a_create_racing_a_neighbour_never_replaces_its_file() {
     let ws = Workspace::new();

@@ -26,7 +26,7 @@ mod stores;
 mod wasi_store;
 mod wasmtime_cli;
 
-use dsh_fs::{LocalProvider, Provider, Runtime, Session, SessionOptions, ToolResult};
+use dsh_fs::{LocalProvider, LocalStore, Provider, Runtime, Session, SessionOptions, ToolResult};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -87,7 +87,7 @@ impl Workspace {
     }
 
     pub fn provider(&self) -> Arc<dyn Provider> {
-        Arc::new(LocalProvider::new(&self.root).unwrap())
+        Arc::new(LocalProvider::new(LocalStore::new(&self.root).unwrap()))
     }
 
     pub fn session(&self) -> Session {

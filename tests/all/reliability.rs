@@ -2,7 +2,7 @@
 //! many sessions incrementing one counter, threads and processes alike.
 
 use crate::{Workspace, call, code, ok, runtime};
-use dsh_fs::{LocalProvider, SessionOptions};
+use dsh_fs::{LocalProvider, LocalStore, SessionOptions};
 use serde_json::json;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -34,7 +34,7 @@ fn crash_child() {
         return;
     };
     let [a, _, b, _] = crash_states();
-    let provider = Arc::new(LocalProvider::new(dir).unwrap());
+    let provider = Arc::new(LocalProvider::new(LocalStore::new(dir).unwrap()));
     let mut s = runtime()
         .session(
             provider,

@@ -1,9 +1,12 @@
 //! Edits, under the store's lock for the name: the freshness check before
-//! any matching, then one of two splices, both writing their result through
-//! a buffer straight into the replacement (never a second copy in memory):
-//! - LF files over [`STREAM_EDIT_BYTES`]: planned in chunks, then copied
-//!   around the matches in a second pass; memory is two chunk buffers
-//!   whatever the file size or the number of matches.
+//! any matching, then one of two splices, both writing their result straight
+//! into the replacement (never a second copy in memory):
+//! - LF files over [`STREAM_EDIT_BYTES`]: planned in chunks (which finds the
+//!   matches and hashes the result), then made of the unchanged ranges,
+//!   copied by the store ([`Replace::copy`]: natively where it can), and the
+//!   new string between them. Past the plan's cap on recorded matches, a
+//!   second pass reads the file again and splices it through a buffer.
+//!   Memory is a chunk buffer or two whatever the file size.
 //! - everything else up to [`MAX_IN_MEMORY_BYTES`] (CRLF files, strings
 //!   with a CR or a BOM): loaded, matched with CRLF folded, written out.
 
@@ -36,9 +39,9 @@ pub(super) fn apply<S: ByteStore>(mut e: Edit<'_, S>) -> Result<EditOutcome, FsE
         return Err(too_large(shown, size, MAX_FILE_BYTES, "edited"));
     }
     if size > STREAM_EDIT_BYTES
-        && let Some(plan) = plan_streamed(&mut e)?
+        && let Some((plan, head)) = plan_streamed(&mut e)?
     {
-        return write_streamed(e, plan);
+        return write_streamed(e, plan, head);
     }
     if size > MAX_IN_MEMORY_BYTES {
         return Err(too_large(
@@ -90,13 +93,23 @@ fn in_memory<S: ByteStore>(mut e: Edit<'_, S>) -> Result<EditOutcome, FsError> {
 
 /// The first pass of the streamed edit of an LF file: the plan, checked
 /// for freshness and size; `None` when the edit needs the in-memory path.
-fn plan_streamed<S: ByteStore>(e: &mut Edit<'_, S>) -> Result<Option<Plan>, FsError> {
+///
+/// An edit of one occurrence in a file too large for that path also writes
+/// the result as it goes, from the moment the occurrence is found (what
+/// precedes it, the new string, then each chunk scanned), so the store
+/// copies and the disk writes while the rest is scanned; with it comes the
+/// offset up to which the file was copied, or the store's error, to report
+/// only once every check of the plan has passed. If the plan fails, the
+/// replacement is dropped and nothing is changed.
+fn plan_streamed<S: ByteStore>(e: &mut Edit<'_, S>) -> Result<Option<(Plan, Head)>, FsError> {
     let shown = e.target.display_path();
     let mut planner = match Planner::new(e.edit) {
         Ok(p) => p,
         Err(PlanError::InMemory) => return Ok(None),
         Err(PlanError::Splice(s)) => return Err(s.into_fs_error(shown)),
     };
+    let early = !e.edit.replace_all && e.object.meta().size > Some(MAX_IN_MEMORY_BYTES);
+    let mut head = None;
     let mut buf = vec![0u8; CHUNK];
     let mut at = 0;
     loop {
@@ -109,6 +122,19 @@ fn plan_streamed<S: ByteStore>(e: &mut Edit<'_, S>) -> Result<Option<Plan>, FsEr
         // in-memory path, which also orders staleness before other errors.
         if planner.push(&buf[..n]).is_err() {
             return Ok(None);
+        }
+        if early
+            && head.is_none()
+            && let Some(found) = planner.first_match()
+        {
+            head = Some(write_head(e, found));
+        }
+        // Past the occurrence, the result is the file's bytes (a second
+        // occurrence fails the edit): copy what was scanned.
+        if let Some(Ok(from)) = head
+            && from < at
+        {
+            head = Some(e.replace.copy(&mut e.object, from, at - from).map(|()| at));
         }
         e.store.progress(e.target)?;
     }
@@ -130,24 +156,83 @@ fn plan_streamed<S: ByteStore>(e: &mut Edit<'_, S>) -> Result<Option<Plan>, FsEr
         }
         .into_fs_error(shown));
     }
-    Ok(Some(plan))
+    Ok(Some((plan, head)))
 }
 
-/// The second pass: the original read again and spliced into the replacement.
-fn write_streamed<S: ByteStore>(mut e: Edit<'_, S>, plan: Plan) -> Result<EditOutcome, FsError> {
-    let shown = e.target.display_path();
+/// The result written during the plan: the offset in the file up to which
+/// it was copied, or why writing failed. `None` when nothing was written early.
+type Head = Option<Result<u64, FsError>>;
+
+/// Copies what precedes the occurrence at `found` and writes the new string.
+fn write_head<S: ByteStore>(e: &mut Edit<'_, S>, found: u64) -> Result<u64, FsError> {
+    e.replace.copy(&mut e.object, 0, found)?;
+    e.replace.write(e.edit.new_string.as_bytes())?;
+    Ok(found + e.edit.old_string.len() as u64)
+}
+
+/// Writes the planned result and commits it while the name still holds the
+/// object that was planned (the guard is what catches a writer who changed
+/// the bytes in place since: the store's lock keeps out only its own writers).
+fn write_streamed<S: ByteStore>(
+    mut e: Edit<'_, S>,
+    mut plan: Plan,
+    head: Head,
+) -> Result<EditOutcome, FsError> {
     e.replace.check_writable()?;
+    let written = match (head, plan.matches.take()) {
+        (Some(rest), _) => {
+            let rest = rest?;
+            e.replace
+                .copy(&mut e.object, rest, plan.source_size - rest)?;
+            plan.result_hash
+        }
+        (None, Some(matches)) => {
+            copy_around(&mut e, &plan, &matches)?;
+            plan.result_hash
+        }
+        (None, None) => splice_again(&mut e, &plan)?,
+    };
+    let token = e.object.meta().token.clone();
+    let after = e.replace.commit(Guard::Unchanged(&token))?;
+    Ok(EditOutcome {
+        replacements: u32::try_from(plan.replacements).unwrap_or(u32::MAX),
+        version: version(&after, written),
+        first_line: plan.first_line,
+    })
+}
+
+/// The result from the plan's match offsets: the ranges between them copied
+/// from the object, the new string written in their place.
+fn copy_around<S: ByteStore>(
+    e: &mut Edit<'_, S>,
+    plan: &Plan,
+    matches: &[u64],
+) -> Result<(), FsError> {
+    let (old, new) = (e.edit.old_string.len() as u64, e.edit.new_string.as_bytes());
+    let mut at = 0;
+    for &found in matches {
+        e.replace.copy(&mut e.object, at, found - at)?;
+        e.replace.write(new)?;
+        at = found + old;
+    }
+    e.replace.copy(&mut e.object, at, plan.source_size - at)
+}
+
+/// The second pass, for more matches than a plan records: the original read
+/// again and spliced into the replacement; its content hash, once the bytes
+/// read are checked to be the ones planned.
+fn splice_again<S: ByteStore>(e: &mut Edit<'_, S>, plan: &Plan) -> Result<u128, FsError> {
+    let shown = e.target.display_path();
     let mut seen = ContentHasher::new();
     let mut buf = vec![0u8; CHUNK];
     let mut out = Output::new(&mut e.replace);
     let mut splicer = Splicer::new(e.edit, &mut out.writer);
     let mut at = 0;
     let pass = loop {
-        let n = match e.object.read_at(at, &mut buf) {
-            Ok(0) => break splicer.finish().map(drop),
-            Ok(n) => n,
-            Err(err) => return Err(err),
-        };
+        let n = e.object.read_at(at, &mut buf)?;
+        if n == 0 {
+            break splicer.finish().map(drop);
+        }
         at += n as u64;
         seen.update(&buf[..n]);
         if let Err(err) = splicer.push(&buf[..n]) {
@@ -158,18 +243,10 @@ fn write_streamed<S: ByteStore>(mut e: Edit<'_, S>, plan: Plan) -> Result<EditOu
         return Err(out.error(err));
     }
     let written = out.finish()?;
-    // The lock keeps other writers of this store out; this catches anyone
-    // who changed the bytes in place since the plan.
     if seen.finish() != plan.hash {
         return Err(FsError::stale(shown));
     }
-    let token = e.object.meta().token.clone();
-    let after = e.replace.commit(Guard::Unchanged(&token))?;
-    Ok(EditOutcome {
-        replacements: u32::try_from(plan.replacements).unwrap_or(u32::MAX),
-        version: version(&after, written),
-        first_line: plan.first_line,
-    })
+    Ok(written)
 }
 
 /// Buffers writes into a replacement and hashes them.

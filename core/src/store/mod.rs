@@ -174,18 +174,7 @@ pub trait Replace {
     /// bytes through this process (`copy_file_range`, a server-side part
     /// copy) override this.
     fn copy(&mut self, from: &mut Self::Object, offset: u64, len: u64) -> Result<(), FsError> {
-        let mut buf = vec![0; (len as usize).min(COPY_CHUNK)];
-        let (mut at, end) = (offset, offset + len);
-        while at < end {
-            let want = ((end - at) as usize).min(buf.len());
-            let n = from.read_at(at, &mut buf[..want])?;
-            if n == 0 {
-                break;
-            }
-            self.write(&buf[..n])?;
-            at += n as u64;
-        }
-        Ok(())
+        copy_through(self, from, offset, len)
     }
 
     /// Puts the new content in place if `guard` holds at this moment,
@@ -198,6 +187,30 @@ pub trait Replace {
 
 /// Buffer of the default [`Replace::copy`].
 const COPY_CHUNK: usize = 1 << 20;
+
+/// The default [`Replace::copy`]: reads the range and writes it, through a
+/// buffer of at most 1 MiB; stops early where `from` ends. For stores whose
+/// native copy does not apply to some ranges (another filesystem, a part
+/// too small to copy on the server).
+pub fn copy_through<R: Replace + ?Sized>(
+    replace: &mut R,
+    from: &mut R::Object,
+    offset: u64,
+    len: u64,
+) -> Result<(), FsError> {
+    let mut buf = vec![0; len.min(COPY_CHUNK as u64) as usize];
+    let (mut at, end) = (offset, offset + len);
+    while at < end {
+        let want = ((end - at) as usize).min(buf.len());
+        let n = from.read_at(at, &mut buf[..want])?;
+        if n == 0 {
+            break;
+        }
+        replace.write(&buf[..n])?;
+        at += n as u64;
+    }
+    Ok(())
+}
 
 /// A one-pass reader of one directory's entries.
 pub trait Listing {

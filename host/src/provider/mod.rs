@@ -2,8 +2,8 @@
 //! backend implements (its docs restate `wit/provider.wit`); the runtime binds
 //! it to the component's `dsh:fs/provider` import.
 //!
-//! Backends: [`LocalProvider`] (a directory on disk, confined with cap-std),
-//! [`MemoryProvider`] (a virtual workspace) and [`ObjectStoreProvider`] (a
+//! Backends: [`LocalProvider`] (the text layer over [`LocalStore`], a
+//! directory on disk confined with cap-std), [`MemoryProvider`] (a virtual workspace) and [`ObjectStoreProvider`] (a
 //! bucket prefix, compare-and-swap by ETag). They share the helpers at the
 //! end of this file, so freshness means the same thing everywhere: a caller's
 //! version is fresh while the file's content hash is the one it names.
@@ -16,7 +16,7 @@ pub use self::object_store::{ObjectStoreProvider, S3Options};
 pub use dsh_fs_core::layer::TextLayer;
 pub use dsh_fs_core::store::memory::MemoryStore;
 pub use dsh_fs_core::store::{ByteStore, Listing, Target, TextStream};
-pub use local::LocalProvider;
+pub use local::{LocalObject, LocalProvider, LocalReplace, LocalStore};
 
 use dsh_fs_core::{
     EditOutcome, EditRequest, FsError, FsInfo, SearchQuery, TextContent, WriteIntent, WriteOutcome,
@@ -152,5 +152,5 @@ where
 }
 
 pub(crate) use dsh_fs_core::seam::{
-    check_write_intent, display, normalize, splice_checked, still_fresh, vanished, version,
+    check_write_intent, display, normalize, splice_checked, vanished, version,
 };

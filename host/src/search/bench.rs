@@ -5,7 +5,7 @@
 //! doing each search.
 
 use crate::bench::{child_peak_rss, median, run_quiet, sample, show, timed};
-use crate::provider::{LocalProvider, Provider};
+use crate::provider::{LocalProvider, LocalStore, Provider};
 use crate::{Runtime, SessionOptions};
 use anyhow::{Context, Result};
 use dsh_fs_search::{Budget, LocalTree};
@@ -25,7 +25,7 @@ pub fn run(runtime: &Runtime, exe: &Path, dir: &Path, files: usize, reps: usize)
     let tree = dir.join(format!("search-{files}"));
     generate(&tree, files).context("generating the search tree")?;
     let root = tree.as_path();
-    let provider: Arc<dyn Provider> = Arc::new(LocalProvider::new(root)?);
+    let provider: Arc<dyn Provider> = Arc::new(LocalProvider::new(LocalStore::new(root)?));
     let mut session = runtime.session(provider, SessionOptions::default())?;
     let rg = which_rg();
     println!(

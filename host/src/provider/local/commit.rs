@@ -8,32 +8,16 @@
 //! system calls, microseconds. Creates have none: the file is linked with
 //! `linkat`, which fails when the name exists.
 
-use super::{map_io, meta_token, token};
+use super::{LocalObject, map_io, token};
 use crate::deadline;
 use cap_std::fs::{Dir, File, Metadata, MetadataExt};
 use dsh_fs_core::seam::vanished;
+use dsh_fs_core::store::{Guard, Replace, copy_through};
 use dsh_fs_core::{ErrorCode, FsError};
 use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags as O};
 use rustix::io::Errno;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-
-/// What must hold at the moment of the commit.
-pub(super) enum Guard<'a> {
-    /// The name must not exist (a create).
-    Absent,
-    /// The name must still be the file that was checked: same inode, size,
-    /// mtime and ctime as `Metadata`.
-    Unchanged(&'a Metadata),
-    /// Nothing (an unconditional write).
-    None,
-}
-
-/// The file being replaced, whose owner, mode and attributes are kept.
-pub(super) struct Original<'a> {
-    pub file: &'a File,
-    pub meta: &'a Metadata,
-}
 
 /// How long a lock is waited for outside a tool call (no deadline).
 const LOCK_WAIT: Duration = Duration::from_secs(30);
@@ -70,7 +54,7 @@ pub(super) fn lock(dir: &Dir, shown: &str) -> Result<File, FsError> {
 /// `permission-denied` when this process may not write `name`, as an editor
 /// would refuse it: write-protected by its mode or ACL, or on a read-only
 /// mount. Replacing by rename would otherwise succeed anyway.
-pub(super) fn check_writable(dir: &File, name: &str, shown: &str) -> Result<(), FsError> {
+fn check_writable(dir: &File, name: &str, shown: &str) -> Result<(), FsError> {
     use rustix::fs::Access;
     match rustix::fs::accessat(dir, name, Access::WRITE_OK, AtFlags::EACCESS) {
         Ok(()) => Ok(()),
@@ -82,101 +66,226 @@ pub(super) fn check_writable(dir: &File, name: &str, shown: &str) -> Result<(), 
     }
 }
 
-/// Replaces (or creates) `name` in the locked directory `dir` by what
-/// `fill` writes, atomically and durably, and returns the new file's
-/// metadata token.
+/// The new content of one name in a locked directory (see
+/// [`ByteStore::replace`](dsh_fs_core::store::ByteStore::replace)).
 ///
 /// The content goes into an anonymous `O_TMPFILE` (a kill while writing
-/// leaves nothing), gets `original`'s owner, attributes and mode, is fsynced;
-/// then, past the call's deadline, nothing happens (`aborted`). A create is
-/// one `linkat` to the name; a replacement is linked under a fresh temp name
-/// of its own (`.NAME.dsh-fs-NONCE.tmp`, never one a user file has), the
-/// guard is checked, and it is renamed over the name. Only temp names this
-/// call made are ever removed. A process killed between link and rename
-/// leaves its temp file behind.
-pub(super) fn replace(
-    dir: &File,
-    name: &str,
-    original: Option<Original<'_>>,
-    guard: Guard<'_>,
-    shown: &str,
-    fill: impl FnOnce(&mut std::fs::File) -> Result<(), FsError>,
-) -> Result<String, FsError> {
-    let fail = |e: Errno| map_io(e.into(), shown);
-    let mode = original.as_ref().map(|o| o.meta.mode() & 0o7777);
-    let create_mode = Mode::from_raw_mode(mode.unwrap_or(0o666));
-    // `tmp`: the temp name this call linked or created, once it did.
-    let (fd, mut tmp) =
-        match rustix::fs::openat(dir, ".", O::TMPFILE | O::WRONLY | O::CLOEXEC, create_mode) {
-            Ok(fd) => (fd, None),
-            // Filesystems without O_TMPFILE get a named temp file from the start.
-            Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL | Errno::NOENT) => {
-                let (fd, named) = create_named(dir, name, create_mode).map_err(fail)?;
-                (fd, Some(named))
+/// leaves nothing), made on the first byte. At the commit it gets the
+/// original's owner, attributes and mode and is fsynced; then, past the
+/// call's deadline, nothing happens (`aborted`). A create is one `linkat` to
+/// the name; a replacement is linked under a fresh temp name of its own
+/// (`.NAME.dsh-fs-NONCE.tmp`, never one a user file has), the guard is
+/// checked, and it is renamed over the name. Only temp names this
+/// replacement made are ever removed. A process killed between link and
+/// rename leaves its temp file behind.
+#[derive(Debug)]
+pub struct LocalReplace {
+    /// The parent directory, readable and locked while this lives.
+    dir: File,
+    name: String,
+    shown: String,
+    /// The file being replaced (its own descriptor) and its metadata: its
+    /// owner, mode and attributes are kept.
+    original: Option<(File, Metadata)>,
+    /// The replacement file, once made.
+    out: Option<std::fs::File>,
+    /// The temp name this replacement linked or created, while it has one.
+    tmp: Option<String>,
+    /// Bytes written so far.
+    len: u64,
+    /// Bytes whose writeback to the disk was started.
+    started: u64,
+}
+
+/// How many new bytes start their writeback: the disk works while the rest
+/// is written, and the fsync of the commit waits for less.
+const WRITEBACK_STEP: u64 = 8 << 20;
+
+impl LocalReplace {
+    pub(super) fn new(
+        dir: File,
+        name: &str,
+        shown: &str,
+        original: Option<&LocalObject>,
+    ) -> Result<Self, FsError> {
+        let original = match original {
+            Some(o) => {
+                let file = o.file.try_clone().map_err(|e| map_io(e, shown))?;
+                Some((file, o.stat.clone()))
             }
-            Err(e) => return Err(fail(e)),
+            None => None,
         };
-    let mut file = std::fs::File::from(fd);
-    let committed = (|| -> Result<(), FsError> {
-        fill(&mut file)?;
-        if let Some(original) = &original {
-            keep_attributes(original, &file);
+        Ok(LocalReplace {
+            dir,
+            name: name.to_owned(),
+            shown: shown.to_owned(),
+            original,
+            out: None,
+            tmp: None,
+            len: 0,
+            started: 0,
+        })
+    }
+
+    fn fail(&self, e: Errno) -> FsError {
+        map_io(e.into(), &self.shown)
+    }
+
+    fn mode(&self) -> Option<u32> {
+        self.original.as_ref().map(|(_, m)| m.mode() & 0o7777)
+    }
+
+    /// The replacement file, made on first use.
+    fn out(&mut self) -> Result<&mut std::fs::File, FsError> {
+        if self.out.is_none() {
+            let create_mode = Mode::from_raw_mode(self.mode().unwrap_or(0o666));
+            let flags = O::TMPFILE | O::WRONLY | O::CLOEXEC;
+            let fd = match rustix::fs::openat(&self.dir, ".", flags, create_mode) {
+                Ok(fd) => fd,
+                // Filesystems without O_TMPFILE get a named temp file from the start.
+                Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL | Errno::NOENT) => {
+                    let (fd, named) = create_named(&self.dir, &self.name, create_mode)
+                        .map_err(|e| self.fail(e))?;
+                    self.tmp = Some(named);
+                    fd
+                }
+                Err(e) => return Err(self.fail(e)),
+            };
+            self.out = Some(std::fs::File::from(fd));
         }
-        if let Some(mode) = mode {
+        Ok(self.out.as_mut().expect("made above"))
+    }
+
+    /// Counts `n` more bytes written and starts the writeback of each
+    /// [`WRITEBACK_STEP`] (a hint: its failure is the fsync's to report).
+    fn wrote(&mut self, n: u64) {
+        self.len += n;
+        if self.len - self.started >= WRITEBACK_STEP
+            && let Some(out) = &self.out
+        {
+            use std::os::fd::AsRawFd;
+            let (from, count) = (self.started as i64, (self.len - self.started) as i64);
+            // SAFETY: a plain system call on a descriptor this owns; no memory is passed.
+            unsafe {
+                libc::sync_file_range(out.as_raw_fd(), from, count, libc::SYNC_FILE_RANGE_WRITE)
+            };
+            self.started = self.len;
+        }
+    }
+
+    /// Everything up to and including the rename; on error the caller's
+    /// drop removes the temp name.
+    fn put_in_place(&mut self, guard: Guard<'_>) -> Result<(), FsError> {
+        self.out()?;
+        let fail = |e: Errno| map_io(e.into(), &self.shown);
+        let (dir, name, shown) = (&self.dir, self.name.as_str(), self.shown.as_str());
+        let file = self.out.as_ref().expect("made above");
+        if let Some((original, meta)) = &self.original {
+            keep_attributes(original, meta, file);
             // The create mode is masked by the umask, and chown clears
             // set-id bits: the old mode is set last, exactly.
-            rustix::fs::fchmod(&file, Mode::from_raw_mode(mode)).map_err(fail)?;
+            let mode = Mode::from_raw_mode(meta.mode() & 0o7777);
+            rustix::fs::fchmod(file, mode).map_err(fail)?;
         }
-        rustix::fs::fsync(&file).map_err(fail)?;
+        rustix::fs::fsync(file).map_err(fail)?;
         deadline::check(shown)?;
         if matches!(guard, Guard::Absent) {
-            return match tmp.as_deref() {
-                None => link_anonymous(&file, dir, name),
+            let linked = match self.tmp.as_deref() {
+                None => link_anonymous(file, dir, name),
                 Some(named) => {
                     use rustix::fs::RenameFlags;
                     rustix::fs::renameat_with(dir, named, dir, name, RenameFlags::NOREPLACE)
                 }
-            }
-            .map_err(|e| match e {
-                Errno::EXIST => FsError::new(
+            };
+            return match linked {
+                Ok(()) => {
+                    self.tmp = None;
+                    Ok(())
+                }
+                Err(Errno::EXIST) => Err(FsError::new(
                     ErrorCode::NotObserved,
                     format!(
                         "{shown} was created by another process during this write; nothing was changed"
                     ),
-                ),
-                e => fail(e),
-            })
-            .map(|()| tmp = None);
+                )),
+                Err(e) => Err(fail(e)),
+            };
         }
-        let named = match tmp.clone() {
+        let named = match self.tmp.clone() {
             Some(named) => named,
             None => {
-                let named = link_unique(&file, dir, name).map_err(fail)?;
-                tmp = Some(named.clone());
+                let named = link_unique(file, dir, name).map_err(fail)?;
+                self.tmp = Some(named.clone());
                 named
             }
         };
         if let Guard::Unchanged(expected) = guard {
             match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(st) if stat_token(&st) == meta_token(expected) => {}
+                Ok(st) if stat_token(&st) == expected => {}
                 Ok(_) => return Err(FsError::stale(shown)),
                 Err(Errno::NOENT) => return Err(vanished(shown)),
                 Err(e) => return Err(fail(e)),
             }
         }
         rustix::fs::renameat(dir, &named, dir, name).map_err(fail)?;
-        tmp = None;
+        self.tmp = None;
         Ok(())
-    })();
-    if let Err(e) = committed {
-        if let Some(named) = &tmp {
-            let _ = rustix::fs::unlinkat(dir, named, AtFlags::empty());
-        }
-        return Err(e);
     }
-    rustix::fs::fsync(dir).map_err(fail)?;
-    let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(fail)?;
-    Ok(stat_token(&st))
+}
+
+impl Replace for LocalReplace {
+    type Object = LocalObject;
+
+    fn check_writable(&mut self) -> Result<(), FsError> {
+        check_writable(&self.dir, &self.name, &self.shown)
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> Result<(), FsError> {
+        use std::io::Write;
+        let out = self.out()?;
+        out.write_all(bytes).map_err(|e| map_io(e, &self.shown))?;
+        self.wrote(bytes.len() as u64);
+        Ok(())
+    }
+
+    /// `copy_file_range`: the kernel copies (or, on filesystems that share
+    /// extents, reflinks) the range without it passing through this
+    /// process; where it cannot (another filesystem), the bytes are read
+    /// and written.
+    fn copy(&mut self, from: &mut LocalObject, offset: u64, len: u64) -> Result<(), FsError> {
+        let (mut at, end) = (offset, offset.saturating_add(len));
+        while at < end {
+            let out = self.out()?;
+            let want = (end - at).min(WRITEBACK_STEP) as usize;
+            match rustix::fs::copy_file_range(&from.file, Some(&mut at), &*out, None, want) {
+                Ok(n) if n > 0 => self.wrote(n as u64),
+                Err(Errno::INTR) => {}
+                // Some filesystems copy nothing rather than fail: reading
+                // tells a refusal from the end of the file.
+                Ok(_) | Err(Errno::XDEV | Errno::NOSYS | Errno::OPNOTSUPP | Errno::INVAL) => {
+                    return copy_through(self, from, at, end - at);
+                }
+                Err(e) => return Err(self.fail(e)),
+            }
+        }
+        Ok(())
+    }
+
+    fn commit(mut self, guard: Guard<'_>) -> Result<String, FsError> {
+        self.put_in_place(guard)?;
+        rustix::fs::fsync(&self.dir).map_err(|e| self.fail(e))?;
+        let st = rustix::fs::statat(&self.dir, &self.name, AtFlags::SYMLINK_NOFOLLOW)
+            .map_err(|e| self.fail(e))?;
+        Ok(stat_token(&st))
+    }
+}
+
+impl Drop for LocalReplace {
+    fn drop(&mut self) {
+        if let Some(named) = &self.tmp {
+            let _ = rustix::fs::unlinkat(&self.dir, named, AtFlags::empty());
+        }
+    }
 }
 
 fn stat_token(st: &rustix::fs::Stat) -> String {
@@ -261,30 +370,30 @@ fn temp_name(name: &str) -> String {
 /// attributes (ACLs are extended attributes), as far as this process may:
 /// an unprivileged process keeps what it cannot set (another owner, a
 /// `trusted.*` attribute) as the new file has it.
-fn keep_attributes(original: &Original<'_>, file: &std::fs::File) {
+fn keep_attributes(original: &File, meta: &Metadata, file: &std::fs::File) {
     use rustix::fs::{Gid, Uid};
-    let (uid, gid) = (original.meta.uid(), original.meta.gid());
+    let (uid, gid) = (meta.uid(), meta.gid());
     let owner = (Uid::from_raw(uid), Gid::from_raw(gid));
     if rustix::fs::fchown(file, Some(owner.0), Some(owner.1)).is_err() {
         // Not allowed to give the file away: keep at least the group if ours.
         let _ = rustix::fs::fchown(file, None, Some(owner.1));
     }
-    let Ok(len) = rustix::fs::flistxattr_query(original.file) else {
+    let Ok(len) = rustix::fs::flistxattr_query(original) else {
         return;
     };
     let mut names = vec![0u8; len];
-    let Ok(len) = rustix::fs::flistxattr(original.file, &mut names[..]) else {
+    let Ok(len) = rustix::fs::flistxattr(original, &mut names[..]) else {
         return;
     };
     for attr in names[..len].split(|&b| b == 0).filter(|n| !n.is_empty()) {
         let Ok(attr) = std::ffi::CString::new(attr) else {
             continue;
         };
-        let Ok(size) = rustix::fs::fgetxattr_query(original.file, attr.as_c_str()) else {
+        let Ok(size) = rustix::fs::fgetxattr_query(original, attr.as_c_str()) else {
             continue;
         };
         let mut value = vec![0u8; size];
-        if let Ok(n) = rustix::fs::fgetxattr(original.file, attr.as_c_str(), &mut value[..]) {
+        if let Ok(n) = rustix::fs::fgetxattr(original, attr.as_c_str(), &mut value[..]) {
             let _ = rustix::fs::fsetxattr(
                 file,
                 attr.as_c_str(),

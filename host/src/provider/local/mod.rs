@@ -1,35 +1,36 @@
-//! [`LocalProvider`]: a directory on the local disk, confined with cap-std.
+//! [`LocalStore`]: a directory on the local disk as a byte store, confined
+//! with cap-std; [`LocalProvider`] is the text layer over it.
 //!
 //! Every operation goes through a `cap_std::fs::Dir` opened on the root, so
 //! `..`, absolute symlinks and symlinks whose target leaves the root fail at
-//! each use, not only at resolve time. Writes are atomic (same-directory temp
-//! file, fsync, rename, fsync of the directory) and mutations hold an
-//! exclusive `flock` on the parent directory, which serialises threads and
-//! processes alike.
+//! each use, not only at resolve time. Opens never block (`O_NONBLOCK`, the
+//! type checked on the descriptor). Replacements hold an exclusive `flock` on
+//! the parent directory from [`ByteStore::replace`] to the commit, which
+//! serialises threads and processes alike (see [`commit`]).
 
 mod commit;
-mod edit;
 mod list;
 
-use super::{
-    Provider, Target, TextStream, check_write_intent, display, normalize, vanished, version,
-};
+use crate::deadline;
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, File, Metadata, MetadataExt, OpenOptions, OpenOptionsExt};
-use dsh_fs_core::seam::StreamText;
-use dsh_fs_core::text::{ContentHasher, content_hash};
-use dsh_fs_core::{
-    EditOutcome, EditRequest, EntryKind, ErrorCode, FsError, FsInfo, SearchQuery, TextContent,
-    Version, WriteIntent, WriteOperation, WriteOutcome, text,
-};
+use dsh_fs_core::layer::TextLayer;
+use dsh_fs_core::listing::SortedListing;
+use dsh_fs_core::store::{ByteStore, Object, ObjectMeta, Target};
+use dsh_fs_core::{EntryKind, ErrorCode, FsError, SearchQuery};
 use rustix::fs::OFlags;
 use rustix::io::Errno;
-use std::io::{self, Read, Seek, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
-/// A workspace rooted at one local directory.
+pub use commit::LocalReplace;
+
+/// A workspace rooted at one local directory: the text layer over [`LocalStore`].
+pub type LocalProvider = TextLayer<LocalStore>;
+
+/// The bytes of one local directory tree.
 #[derive(Debug)]
-pub struct LocalProvider {
+pub struct LocalStore {
     dir: Dir,
     /// Absolute spellings of the root that absolute model paths may start with.
     roots: Vec<PathBuf>,
@@ -37,7 +38,7 @@ pub struct LocalProvider {
     hard_links: bool,
 }
 
-impl LocalProvider {
+impl LocalStore {
     /// Opens `root` (which must be an existing directory) as the workspace.
     /// The error names the root: `workspace root /x: No such file or
     /// directory (os error 2)`.
@@ -53,7 +54,7 @@ impl LocalProvider {
         if roots[0] != absolute {
             roots.push(absolute);
         }
-        Ok(LocalProvider {
+        Ok(LocalStore {
             dir,
             roots,
             hard_links: false,
@@ -74,10 +75,24 @@ impl LocalProvider {
         &self.roots[0]
     }
 
-    /// The canonical root-relative form of a normalized path: symlinks inside
-    /// the root resolved, so every spelling of a file has one key. For a path
-    /// that does not exist yet, its deepest existing ancestor is resolved.
-    fn canonical(&self, rel: &str, shown: &str) -> Result<String, FsError> {
+    fn open_parent(&self, key: &str) -> io::Result<Dir> {
+        self.dir.open_dir(parent_of(key))
+    }
+}
+
+impl ByteStore for LocalStore {
+    type Object = LocalObject;
+    type Replace<'s> = LocalReplace;
+    type Listing = SortedListing;
+
+    fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    /// Symlinks inside the root resolved, so every spelling of a file has
+    /// one key. For a path that does not exist yet, its deepest existing
+    /// ancestor is resolved.
+    fn identity(&self, rel: &str, shown: &str) -> Result<String, FsError> {
         if rel.is_empty() {
             return Ok(String::new());
         }
@@ -116,157 +131,59 @@ impl LocalProvider {
         Ok(rel.to_owned())
     }
 
-    fn open_parent(&self, key: &str) -> io::Result<Dir> {
-        self.dir.open_dir(parent_of(key))
-    }
-}
-
-impl Provider for LocalProvider {
-    fn resolve(&self, path: &str) -> Result<Target, FsError> {
-        let rel = normalize(path, &self.roots)?;
-        let key = self.canonical(&rel, path)?;
-        Ok(Target::new(display(&rel), key))
-    }
-
-    fn stat(&self, target: &Target) -> Result<Option<FsInfo>, FsError> {
+    fn stat(&self, target: &Target) -> Result<Option<ObjectMeta>, FsError> {
         match self.dir.metadata(rel_path(target.key())) {
-            Ok(meta) => Ok(Some(FsInfo {
-                version: meta_token(&meta),
-                kind: if meta.is_file() {
-                    EntryKind::File
-                } else if meta.is_dir() {
-                    EntryKind::Directory
-                } else {
-                    EntryKind::Other
-                },
-                size: Some(meta.len()),
-            })),
+            Ok(meta) => Ok(Some(object_meta(&meta))),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(map_io(e, target.display_path())),
         }
     }
 
-    fn read_text(&self, target: &Target, max_bytes: u64) -> Result<TextContent, FsError> {
+    fn open(&self, target: &Target) -> Result<LocalObject, FsError> {
         let shown = target.display_path();
-        let (bytes, meta) =
-            read_stable(&self.dir, target.key(), shown, max_bytes, self.hard_links)?;
-        let version = version(&meta_token(&meta), content_hash(&bytes));
-        let text =
-            text::decode_owned(bytes).map_err(|e| FsError::not_text(shown, &e.to_string()))?;
-        Ok(TextContent { text, version })
+        open_regular(&self.dir, rel_path(target.key()), shown, self.hard_links)
     }
 
-    fn stream_text(&self, target: &Target, start: u64) -> Result<super::BoxStream, FsError> {
-        let shown = target.display_path();
-        let (mut file, meta) =
-            open_regular(&self.dir, rel_path(target.key()), shown, self.hard_links)?;
-        if start > 0 {
-            // Skip the BOM, then seek: the text offset is past it.
-            let mut head = [0u8; 3];
-            let n = read_full(&mut file, &mut head).map_err(|e| map_io(e, shown))?;
-            let skip = text::bom_len(&head[..n]) as u64;
-            file.seek(io::SeekFrom::Start(skip + start))
-                .map_err(|e| map_io(e, shown))?;
-        }
-        Ok(Box::new(LocalStream {
-            file,
-            text: StreamText::new(meta_token(&meta), shown, start),
-        }))
+    fn list(&self, target: &Target) -> Result<SortedListing, FsError> {
+        list::list(&self.dir, target.key(), target.display_path())
     }
 
-    fn write_text(
+    /// Opens the parent directory (creating it when asked), takes its lock,
+    /// then opens the current file, so what the layer reads is what the
+    /// lock protects.
+    fn replace(
         &self,
         target: &Target,
-        content: &str,
-        intent: Option<WriteIntent>,
-    ) -> Result<WriteOutcome, FsError> {
+        create_parents: bool,
+    ) -> Result<(LocalReplace, Option<LocalObject>), FsError> {
         let shown = target.display_path();
-        let name = file_name(target, shown)?;
+        let name = target.name().ok_or_else(|| {
+            FsError::new(
+                ErrorCode::NotRegularFile,
+                format!("{shown} is the workspace root, a directory"),
+            )
+        })?;
         let parent = match self.open_parent(target.key()) {
             Ok(dir) => dir,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                if matches!(intent, Some(WriteIntent::ReplaceIfVersion(_))) {
-                    return Err(vanished(shown));
-                }
-                self.dir
-                    .create_dir_all(parent_of(target.key()))
-                    .and_then(|()| self.open_parent(target.key()))
-                    .map_err(|e| map_io(e, shown))?
-            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound && create_parents => self
+                .dir
+                .create_dir_all(parent_of(target.key()))
+                .and_then(|()| self.open_parent(target.key()))
+                .map_err(|e| map_io(e, shown))?,
             Err(e) => return Err(map_io(e, shown)),
         };
         let lock = commit::lock(&parent, shown)?;
-
         let current = match open_regular(&parent, Path::new(name), shown, self.hard_links) {
             Ok(found) => Some(found),
             Err(e) if e.code == ErrorCode::NotFound => None,
             Err(e) => return Err(e),
         };
-        // The content hash is needed only to honour a version guard; it is
-        // streamed, so a large old file is never loaded.
-        let hash = match (&intent, &current) {
-            (Some(WriteIntent::ReplaceIfVersion(_)), Some((file, _))) => hash_file(file, shown)?,
-            _ => 0,
-        };
-        let token = current.as_ref().map(|(_, m)| meta_token(m));
-        check_write_intent(shown, intent.as_ref(), token.as_deref().map(|t| (t, hash)))?;
-        if current.is_some() {
-            commit::check_writable(&lock, name, shown)?;
-        }
-        let guard = match (&intent, &current) {
-            (_, Some((_, meta))) if intent.is_some() => commit::Guard::Unchanged(meta),
-            (Some(_), None) => commit::Guard::Absent,
-            _ => commit::Guard::None,
-        };
-        let original = current
-            .as_ref()
-            .map(|(file, meta)| commit::Original { file, meta });
-        let after = commit::replace(&lock, name, original, guard, shown, |f| {
-            f.write_all(content.as_bytes())
-                .map_err(|e| map_io(e, shown))
-        })?;
-        Ok(WriteOutcome {
-            operation: if current.is_some() {
-                WriteOperation::Updated
-            } else {
-                WriteOperation::Created
-            },
-            version: version(&after, content_hash(content.as_bytes())),
-        })
+        let replace = LocalReplace::new(lock, name, shown, current.as_ref())?;
+        Ok((replace, current))
     }
 
-    fn edit_text(
-        &self,
-        target: &Target,
-        edit: &EditRequest,
-        expected: Option<&str>,
-    ) -> Result<EditOutcome, FsError> {
-        let shown = target.display_path();
-        let name = file_name(target, shown)?;
-        let parent = match self.open_parent(target.key()) {
-            Ok(dir) => dir,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(vanished(shown)),
-            Err(e) => return Err(map_io(e, shown)),
-        };
-        let lock = commit::lock(&parent, shown)?;
-        let (file, meta) = match open_regular(&parent, Path::new(name), shown, self.hard_links) {
-            Err(e) if e.code == ErrorCode::NotFound => return Err(vanished(shown)),
-            other => other?,
-        };
-        edit::apply(edit::Edit {
-            lock: &lock,
-            name,
-            shown,
-            file,
-            meta,
-            edit,
-            expected,
-        })
-    }
-
-    fn list_dir(&self, target: &Target) -> Result<super::BoxListing, FsError> {
-        let listing = list::list(&self.dir, target.key(), target.display_path())?;
-        Ok(Box::new(listing))
+    fn progress(&self, target: &Target) -> Result<(), FsError> {
+        deadline::check(target.display_path())
     }
 
     /// The parallel walk and search of [`crate::search`], from the path the
@@ -286,43 +203,37 @@ impl Provider for LocalProvider {
     }
 }
 
-/// Chunked reader over one open file.
-struct LocalStream {
+/// One open regular file, read with `pread`.
+#[derive(Debug)]
+pub struct LocalObject {
     file: File,
-    text: StreamText,
+    /// The descriptor's metadata when opened, for the owner and mode a
+    /// replacement keeps.
+    stat: Metadata,
+    meta: ObjectMeta,
+    shown: String,
 }
 
-impl TextStream for LocalStream {
-    fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, FsError> {
-        let (file, text) = (&mut self.file, &mut self.text);
-        let shown = text.shown().to_owned();
-        text.next_from(max_bytes, |buf| {
-            loop {
-                match file.read(buf) {
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    other => return other.map_err(|e| map_io(e, &shown)),
-                }
+impl Object for LocalObject {
+    fn meta(&self) -> &ObjectMeta {
+        &self.meta
+    }
+
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize, FsError> {
+        loop {
+            match rustix::io::pread(&self.file, &mut *buf, offset) {
+                Err(Errno::INTR) => continue,
+                other => return other.map_err(|e| map_io(e.into(), &self.shown)),
             }
-        })
-    }
-
-    fn version(&self) -> Option<Version> {
-        self.text.version()
-    }
-}
-
-/// Reads until `buf` is full or the file ends; the number of bytes read.
-fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match file.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
         }
     }
-    Ok(n)
+
+    /// `fstat` of the open descriptor: a rename over the name does not
+    /// concern the bytes read through it, an in-place write does.
+    fn token_now(&mut self) -> Result<String, FsError> {
+        let now = self.file.metadata().map_err(|e| map_io(e, &self.shown))?;
+        Ok(meta_token(&now))
+    }
 }
 
 /// `key` as a path for cap-std: the root itself is `.`.
@@ -334,16 +245,6 @@ fn parent_of(key: &str) -> &Path {
     rel_path(key.rsplit_once('/').map_or("", |(p, _)| p))
 }
 
-fn file_name<'k>(target: &'k Target, shown: &str) -> Result<&'k str, FsError> {
-    match target.key().rsplit('/').next() {
-        Some(name) if !name.is_empty() => Ok(name),
-        _ => Err(FsError::new(
-            ErrorCode::NotRegularFile,
-            format!("{shown} is the workspace root, a directory"),
-        )),
-    }
-}
-
 /// Opens a regular file for reading without ever blocking: `O_NONBLOCK`
 /// keeps a FIFO's open from waiting for a writer, and the type is checked on
 /// the open descriptor, so a swap after a check cannot slip a FIFO in.
@@ -352,16 +253,16 @@ fn open_regular(
     path: &Path,
     shown: &str,
     hard_links: bool,
-) -> Result<(File, Metadata), FsError> {
+) -> Result<LocalObject, FsError> {
     let flags = (OFlags::NONBLOCK | OFlags::NOCTTY).bits() as i32;
     let mut options = OpenOptions::new();
     options.read(true).custom_flags(flags);
     let file = dir
         .open_with(path, &options)
         .map_err(|e| map_io(e, shown))?;
-    let meta = file.metadata().map_err(|e| map_io(e, shown))?;
-    if !meta.is_file() {
-        let what = if meta.is_dir() {
+    let stat = file.metadata().map_err(|e| map_io(e, shown))?;
+    if !stat.is_file() {
+        let what = if stat.is_dir() {
             "a directory"
         } else {
             "not a regular file (FIFO, socket or device)"
@@ -371,71 +272,38 @@ fn open_regular(
             format!("{shown} is {what}"),
         ));
     }
-    if meta.nlink() > 1 && !hard_links {
+    if stat.nlink() > 1 && !hard_links {
         return Err(FsError::new(
             ErrorCode::SandboxDenied,
             format!(
                 "{shown} has {} hard links, and a linked copy may lie outside the workspace",
-                meta.nlink()
+                stat.nlink()
             ),
         ));
     }
-    Ok((file, meta))
+    Ok(LocalObject {
+        meta: object_meta(&stat),
+        file,
+        stat,
+        shown: shown.to_owned(),
+    })
 }
 
-/// Reads a whole regular file of at most `max_bytes`, retrying (a few times)
-/// when its metadata changed during the read so the bytes are one state.
-fn read_stable(
-    dir: &Dir,
-    key: &str,
-    shown: &str,
-    max_bytes: u64,
-    hard_links: bool,
-) -> Result<(Vec<u8>, Metadata), FsError> {
-    let too_large = |size: u64| {
-        FsError::new(
-            ErrorCode::TooLarge,
-            format!("{shown} has {size} bytes, more than the {max_bytes} this call reads"),
-        )
-    };
-    let mut attempt = 0;
-    loop {
-        let (mut file, before) = open_regular(dir, rel_path(key), shown, hard_links)?;
-        if before.len() > max_bytes {
-            return Err(too_large(before.len()));
-        }
-        let mut bytes = Vec::with_capacity(before.len() as usize + 1);
-        (&mut file)
-            .take(max_bytes.saturating_add(1))
-            .read_to_end(&mut bytes)
-            .map_err(|e| map_io(e, shown))?;
-        if bytes.len() as u64 > max_bytes {
-            return Err(too_large(bytes.len() as u64));
-        }
-        // The open descriptor's metadata: a rename over the name does not
-        // concern the bytes just read, an in-place change does.
-        let after = file.metadata().map_err(|e| map_io(e, shown))?;
-        attempt += 1;
-        if meta_token(&before) == meta_token(&after) || attempt == 3 {
-            return Ok((bytes, after));
-        }
+fn object_meta(meta: &Metadata) -> ObjectMeta {
+    ObjectMeta {
+        kind: if meta.is_file() {
+            EntryKind::File
+        } else if meta.is_dir() {
+            EntryKind::Directory
+        } else {
+            EntryKind::Other
+        },
+        size: Some(meta.len()),
+        token: meta_token(meta),
     }
 }
 
-/// The content hash of an open file, read in chunks.
-fn hash_file(file: &File, shown: &str) -> Result<u128, FsError> {
-    let mut hasher = ContentHasher::new();
-    let mut buf = vec![0u8; edit::CHUNK];
-    let mut reader = file;
-    loop {
-        match edit::read_some(&mut reader, &mut buf).map_err(|e| map_io(e, shown))? {
-            0 => return Ok(hasher.finish()),
-            n => hasher.update(&buf[..n]),
-        }
-    }
-}
-
-/// Metadata part of a version: inode, size, mtime and ctime in nanoseconds.
+/// The metadata token: inode, size, mtime and ctime in nanoseconds.
 fn meta_token(m: &Metadata) -> String {
     token(
         m.ino(),
