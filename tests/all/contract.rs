@@ -92,13 +92,13 @@ impl Fixture for Memory {
 /// The text adapter component under wasmtime over a native [`MemoryStore`]:
 /// the Rust text layer compiled to wasm, every store call crossing back to
 /// the host.
-pub(crate) struct Adapted(Arc<MemoryStore>, Arc<AdapterProvider<MemoryStore>>);
+pub(crate) struct AdaptedMemory(Arc<MemoryStore>, Arc<AdapterProvider<MemoryStore>>);
 
-impl Adapted {
+impl AdaptedMemory {
     pub(crate) fn new() -> Self {
         let store = Arc::new(MemoryStore::default());
         let p = adapter().provider(store.clone()).unwrap();
-        Adapted(store, Arc::new(p))
+        AdaptedMemory(store, Arc::new(p))
     }
 }
 
@@ -108,7 +108,7 @@ pub(crate) fn adapter() -> &'static Adapter {
     ADAPTER.get_or_init(|| Adapter::load().expect("loading the adapter component"))
 }
 
-impl Fixture for Adapted {
+impl Fixture for AdaptedMemory {
     fn provider(&self) -> Arc<dyn Provider> {
         self.1.clone()
     }
@@ -127,6 +127,40 @@ impl Fixture for Adapted {
     }
     fn root(&self) -> String {
         "/workspace".into()
+    }
+}
+
+/// The text adapter component under wasmtime over a native [`LocalStore`]
+/// on a scratch directory; the side door is [`Local`]'s.
+pub(crate) struct AdaptedLocal(Local, Arc<AdapterProvider<LocalStore>>);
+
+impl AdaptedLocal {
+    pub(crate) fn new() -> Self {
+        let local = Local::new();
+        let store = Arc::new(LocalStore::new(&local.0.root).unwrap());
+        let p = adapter().provider(store).unwrap();
+        AdaptedLocal(local, Arc::new(p))
+    }
+}
+
+impl Fixture for AdaptedLocal {
+    fn provider(&self) -> Arc<dyn Provider> {
+        self.1.clone()
+    }
+    fn put(&self, path: &str, bytes: &[u8]) {
+        self.0.put(path, bytes)
+    }
+    fn get(&self, path: &str) -> Option<Vec<u8>> {
+        self.0.get(path)
+    }
+    fn mkdir(&self, path: &str) {
+        self.0.mkdir(path)
+    }
+    fn touch(&self, path: &str) {
+        self.0.touch(path)
+    }
+    fn root(&self) -> String {
+        self.0.root()
     }
 }
 
@@ -524,8 +558,11 @@ macro_rules! contract_suite {
         mod object_store {
             $( #[test] fn $test() { super::$test(&super::Store::new()) } )*
         }
-        mod adapter {
-            $( #[test] fn $test() { super::$test(&super::Adapted::new()) } )*
+        mod adapter_memory {
+            $( #[test] fn $test() { super::$test(&super::AdaptedMemory::new()) } )*
+        }
+        mod adapter_local {
+            $( #[test] fn $test() { super::$test(&super::AdaptedLocal::new()) } )*
         }
     };
 }
