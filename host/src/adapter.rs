@@ -146,10 +146,18 @@ where
             for op in ops {
                 match op {
                     Op::Write(bytes) => replacement.write(&bytes)?,
-                    Op::Copy(offset, len) => {
-                        let from = from.as_ref().expect("a copy with nothing to copy from");
-                        replacement.copy(&mut *lock(from), offset, len)?
-                    }
+                    Op::Copy(offset, len) => match &from {
+                        Some(from) => replacement.copy(&mut *lock(from), offset, len)?,
+                        None => {
+                            return Err(FsError::new(
+                                core::ErrorCode::IoError,
+                                format!(
+                                    "{}: a copy with no file to copy from",
+                                    target.display_path()
+                                ),
+                            ));
+                        }
+                    },
                 }
             }
             replacement.commit(guard)
