@@ -14,7 +14,10 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod bucket;
 mod miss;
+
+pub use bucket::StoreBench;
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -29,12 +32,17 @@ pub struct BenchOptions {
     pub calls: usize,
     /// Files in the generated tree that glob and grep walk (0 skips them).
     pub search_files: usize,
+    /// Measure only the edit of a large object in this store.
+    pub store: Option<StoreBench>,
 }
 
 /// Runs every benchmark and prints the table.
 pub fn run(opts: &BenchOptions) -> Result<()> {
     std::fs::create_dir_all(&opts.dir)?;
     let exe = std::env::current_exe()?;
+    if let Some(store) = &opts.store {
+        return bucket::figure(&opts.dir, store, opts.reps);
+    }
     let runtime = Runtime::new()?;
     if opts.search_files > 0 {
         crate::search::bench::run(&runtime, &exe, &opts.dir, opts.search_files, opts.reps)?;

@@ -66,6 +66,16 @@ enum Command {
         /// Files in the tree glob and grep walk (0 skips those figures).
         #[arg(long, default_value_t = 120_000)]
         search_files: usize,
+        /// Measure only an edit of one line in a large object of this store
+        /// (`s3://BUCKET/PREFIX`; the bucket must exist), against uploading it.
+        #[arg(long)]
+        store: Option<String>,
+        /// The store's endpoint, e.g. `http://127.0.0.1:5000` for moto.
+        #[arg(long, requires = "store")]
+        endpoint: Option<String>,
+        /// Size of the object in MiB for `--store`.
+        #[arg(long, default_value_t = 1024)]
+        store_mib: u64,
     },
     /// Walk through write → refused edit → read → edit → stale edit → re-read → edit
     /// on a scratch directory (removed afterwards).
@@ -105,7 +115,9 @@ impl Workspace {
                     endpoint: self.endpoint.clone(),
                     region: self.region.clone(),
                 };
-                Arc::new(crate::ObjectStoreProvider::from_url(url, &options)?)
+                Arc::new(crate::ObjectStoreProvider::new(
+                    crate::BucketStore::from_url(url, &options)?,
+                ))
             }
             None => Arc::new(LocalProvider::new(LocalStore::new(&self.root)?)),
         };
@@ -226,6 +238,9 @@ fn run(cli: Cli) -> Result<u8> {
             max_mib,
             calls,
             search_files,
+            store,
+            endpoint,
+            store_mib,
         } => {
             let opts = crate::bench::BenchOptions {
                 dir,
@@ -233,6 +248,11 @@ fn run(cli: Cli) -> Result<u8> {
                 max_mib,
                 calls,
                 search_files,
+                store: store.map(|url| crate::bench::StoreBench {
+                    url,
+                    endpoint,
+                    mib: store_mib,
+                }),
             };
             crate::bench::run(&opts)?;
             Ok(0)

@@ -51,8 +51,9 @@ pub use dsh_fs_core::{
 };
 pub use object_store;
 pub use provider::{
-    BoxListing, BoxStream, ByteStore, Listing, LocalProvider, LocalStore, MemoryProvider,
-    MemoryStore, ObjectStoreProvider, Provider, S3Options, Target, TextLayer, TextStream,
+    BoxListing, BoxStream, BucketStore, ByteStore, Listing, LocalProvider, LocalStore,
+    MemoryProvider, MemoryStore, ObjectStoreProvider, Provider, S3Options, Target, TextLayer,
+    TextStream,
 };
 /// The README's embedding example (`examples/embed.rs`), compiled and run as
 /// a doctest so it cannot drift from the API.

@@ -53,9 +53,9 @@ impl Session {
                 }
                 (None, Some(url)) => {
                     let options = dsh_fs::S3Options { endpoint, region };
-                    let store = dsh_fs::ObjectStoreProvider::from_url(&url, &options)
+                    let store = dsh_fs::BucketStore::from_url(&url, &options)
                         .map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
-                    Arc::new(store)
+                    Arc::new(dsh_fs::ObjectStoreProvider::new(store))
                 }
                 _ => {
                     return Err(PyValueError::new_err(

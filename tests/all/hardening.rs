@@ -57,7 +57,11 @@ fn replace_all_that_would_explode_is_refused_before_allocating() {
     server.call("read", json!({"file_path": "f.txt"}));
     let (text, code) = server.call("edit", edit.clone());
     assert_eq!(code, "FS_TOO_LARGE", "{text}");
-    assert!(text.contains("16777216-byte limit"), "{text}");
+    // Edits of a bucket stream like edits on disk: the same limit.
+    assert!(
+        text.contains("2097153000 bytes") && text.contains("1073741824-byte limit"),
+        "{text}"
+    );
     assert_eq!(bucket.get("p/f.txt").unwrap(), many_x().as_bytes());
     assert_bounded(&server, "object store, 2 GiB result");
 

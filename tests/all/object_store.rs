@@ -6,10 +6,13 @@
 //! `dsh-fs` processes racing one edit.
 
 use crate::{call, code, fails, ok};
-use dsh_fs::object_store::aws::AmazonS3Builder;
+use dsh_fs::object_store::aws::{AmazonS3, AmazonS3Builder};
 use dsh_fs::object_store::path::Path as ObjectPath;
+use dsh_fs::object_store::signer::{Method, SignedUrlOptions, Signer};
 use dsh_fs::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
-use dsh_fs::{ErrorCode, ObjectStoreProvider, Provider, SessionOptions, WriteIntent};
+use dsh_fs::{
+    BucketStore, ErrorCode, ObjectStoreProvider, SessionOptions, TextStream, WriteIntent,
+};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, JsonObject};
 use rmcp::transport::TokioChildProcess;
@@ -147,6 +150,11 @@ impl Moto {
 
     /// One unsigned HTTP/1.1 request; the status code.
     fn request(&self, method: &str, path: &str) -> std::io::Result<u16> {
+        self.exchange(method, path).map(|(status, _)| status)
+    }
+
+    /// One unsigned HTTP/1.1 request; the status code and the whole response.
+    fn exchange(&self, method: &str, path: &str) -> std::io::Result<(u16, String)> {
         let mut stream = TcpStream::connect(("127.0.0.1", self.port))?;
         stream.set_read_timeout(Some(Duration::from_secs(10)))?;
         write!(
@@ -156,11 +164,12 @@ impl Moto {
         )?;
         let mut response = String::new();
         stream.read_to_string(&mut response)?;
-        response
+        let status = response
             .split(' ')
             .nth(1)
             .and_then(|s| s.parse().ok())
-            .ok_or_else(|| std::io::Error::other(format!("not HTTP: {response:?}")))
+            .ok_or_else(|| std::io::Error::other(format!("not HTTP: {response:?}")))?;
+        Ok((status, response))
     }
 
     /// The endpoint URL to give a client.
@@ -205,15 +214,57 @@ impl Bucket {
         }
     }
 
-    /// A new client for this bucket (with its own connection pool, so it can
-    /// serve another runtime).
-    pub fn store(&self) -> Arc<dyn ObjectStore> {
-        client(&self.name)
+    /// A provider serving `prefix` of this bucket, with a client of its own
+    /// (its own connection pool, so it can serve another runtime).
+    pub fn provider(&self, prefix: &str) -> Arc<ObjectStoreProvider> {
+        Arc::new(ObjectStoreProvider::new(
+            BucketStore::s3(s3_client(&self.name), prefix).unwrap(),
+        ))
     }
 
-    /// A provider serving `prefix` of this bucket.
-    pub fn provider(&self, prefix: &str) -> Arc<ObjectStoreProvider> {
-        Arc::new(ObjectStoreProvider::new(self.store(), prefix).unwrap())
+    /// The byte store serving `prefix` of this bucket.
+    pub fn byte_store(&self, prefix: &str) -> BucketStore {
+        BucketStore::s3(s3_client(&self.name), prefix).unwrap()
+    }
+
+    /// The multipart uploads begun and neither completed nor aborted.
+    pub fn open_uploads(&self) -> usize {
+        let (status, response) = Moto::shared()
+            .exchange("GET", &format!("/{}?uploads", self.name))
+            .unwrap();
+        assert_eq!(status, 200, "{response}");
+        response.matches("<UploadId>").count()
+    }
+
+    /// The sizes of the parts uploaded so far to the one upload in progress.
+    pub fn part_sizes(&self, key: &str) -> Vec<u64> {
+        let moto = Moto::shared();
+        let (_, uploads) = moto
+            .exchange("GET", &format!("/{}?uploads", self.name))
+            .unwrap();
+        let id = uploads
+            .split("<UploadId>")
+            .nth(1)
+            .unwrap()
+            .split('<')
+            .next()
+            .unwrap();
+        // ListParts wants a signed request: a presigned URL, sent as is.
+        let url = self.runtime.block_on(s3_client(&self.name).signed_url_opts(
+            Method::GET,
+            &ObjectPath::parse(key).unwrap(),
+            Duration::from_secs(60),
+            &SignedUrlOptions::default().with_query([("uploadId", id)]),
+        ));
+        let url = url.unwrap();
+        let path = format!("{}?{}", url.path(), url.query().unwrap());
+        let (status, parts) = moto.exchange("GET", &path).unwrap();
+        assert_eq!(status, 200, "{parts}");
+        parts
+            .split("<Size>")
+            .skip(1)
+            .map(|s| s.split('<').next().unwrap().parse().unwrap())
+            .collect()
     }
 
     /// `s3://BUCKET/prefix`.
@@ -287,17 +338,19 @@ impl Bucket {
 
 /// An S3 client for `bucket` on the shared server.
 fn client(bucket: &str) -> Arc<dyn ObjectStore> {
-    Arc::new(
-        AmazonS3Builder::new()
-            .with_endpoint(Moto::shared().endpoint())
-            .with_allow_http(true)
-            .with_region("us-east-1")
-            .with_bucket_name(bucket)
-            .with_access_key_id("test")
-            .with_secret_access_key("test")
-            .build()
-            .unwrap(),
-    )
+    Arc::new(s3_client(bucket))
+}
+
+fn s3_client(bucket: &str) -> AmazonS3 {
+    AmazonS3Builder::new()
+        .with_endpoint(Moto::shared().endpoint())
+        .with_allow_http(true)
+        .with_region("us-east-1")
+        .with_bucket_name(bucket)
+        .with_access_key_id("test")
+        .with_secret_access_key("test")
+        .build()
+        .unwrap()
 }
 
 /// Text of `lines` numbered lines, about 32 bytes each.
@@ -595,5 +648,156 @@ fn edits_racing_in_two_processes_have_exactly_one_winner() {
     assert_eq!(
         bucket.get("team/shared.txt").unwrap(),
         format!("owner = {}\n", winners[0]).as_bytes()
+    );
+}
+
+/// At least `len` bytes of numbered lines (28 bytes each).
+fn lines_of(len: usize) -> Vec<u8> {
+    numbered(len.div_ceil(28)).into_bytes()
+}
+
+/// A replacement larger than one part is a multipart upload; its completion
+/// carries the guard, and a refused one leaves no upload behind.
+#[test]
+fn a_multipart_create_loses_to_a_create_in_between() {
+    use dsh_fs::ByteStore;
+    use dsh_fs_core::store::{Guard, Replace};
+    let bucket = Bucket::new();
+    let store = bucket.byte_store("p");
+    let layer = ObjectStoreProvider::new(bucket.byte_store("p"));
+    let target = layer.resolve("big.txt").unwrap();
+    let (mut replace, current) = store.replace(&target, true).unwrap();
+    assert!(current.is_none());
+    replace.write(&lines_of(20 << 20)).unwrap();
+    assert_eq!(
+        bucket.open_uploads(),
+        1,
+        "the parts are uploaded while written"
+    );
+    bucket.put("p/big.txt", b"theirs\n");
+    let err = replace.commit(Guard::Absent).unwrap_err();
+    assert_eq!(err.code, ErrorCode::NotObserved, "{}", err.message);
+    assert_eq!(bucket.get("p/big.txt").unwrap(), b"theirs\n");
+    assert_eq!(bucket.open_uploads(), 0, "the refused upload was aborted");
+}
+
+#[test]
+fn a_multipart_replace_loses_to_a_change_in_between() {
+    use dsh_fs::ByteStore;
+    use dsh_fs_core::store::{Guard, Object, Replace};
+    let bucket = Bucket::new();
+    bucket.put("p/big.txt", b"ours\n");
+    let store = bucket.byte_store("p");
+    let layer = ObjectStoreProvider::new(bucket.byte_store("p"));
+    let target = layer.resolve("big.txt").unwrap();
+    let (mut replace, current) = store.replace(&target, false).unwrap();
+    let token = current.unwrap().meta().token.clone();
+    replace.write(&lines_of(20 << 20)).unwrap();
+    bucket.put("p/big.txt", b"theirs\n");
+    let err = replace.commit(Guard::Unchanged(&token)).unwrap_err();
+    assert_eq!(err.code, ErrorCode::StaleVersion, "{}", err.message);
+    assert_eq!(bucket.get("p/big.txt").unwrap(), b"theirs\n");
+    assert_eq!(bucket.open_uploads(), 0, "the refused upload was aborted");
+
+    // Unconditional, and dropped half-way.
+    let (mut replace, _) = store.replace(&target, false).unwrap();
+    replace.write(&lines_of(20 << 20)).unwrap();
+    drop(replace);
+    assert_eq!(bucket.open_uploads(), 0, "a dropped upload is aborted");
+    let (mut replace, _) = store.replace(&target, false).unwrap();
+    let big = lines_of(20 << 20);
+    replace.write(&big).unwrap();
+    let token = replace.commit(Guard::None).unwrap();
+    assert!(bucket.get("p/big.txt").unwrap() == big);
+    assert_eq!(store.stat(&target).unwrap().unwrap().token, token);
+}
+
+/// The peak RSS a `dsh-fs mcp` serving a bucket may reach while it edits an
+/// object of 96 MiB: one part and the read-ahead, not the object.
+const LARGE_EDIT_RSS_KIB: u64 = 64 << 10;
+
+#[test]
+fn a_large_edit_holds_one_part_not_the_object() {
+    let lines = (96 << 20) / 28;
+    let text = numbered(lines);
+    let bucket = Bucket::new();
+    bucket.put("p/big.txt", text.as_bytes());
+    let mut server = crate::mcp_transport::Server::spawn(bucket.dsh_fs("p", &["mcp"]));
+    let (read, code) = server.call("read", json!({"file_path": "big.txt", "limit": 1}));
+    assert_eq!(code, "OK", "{read}");
+    let old = format!("line {lines:>8} ✓");
+    let (edit, code) = server.call(
+        "edit",
+        json!({"file_path": "big.txt", "old_string": old, "new_string": "last"}),
+    );
+    assert_eq!(code, "OK", "{edit}");
+    let peak = server.peak_rss_kib();
+    eprintln!("edit of a 96 MiB object: peak RSS {} MiB", peak >> 10);
+    let got = bucket.get("p/big.txt").unwrap();
+    let expected = text.replace(&old, "last");
+    assert!(got == expected.as_bytes(), "the edited object differs");
+    assert_eq!(bucket.open_uploads(), 0);
+    assert!(peak < LARGE_EDIT_RSS_KIB, "peak RSS {peak} KiB");
+}
+
+/// Unchanged ranges of 5 MiB and more are copied by the server into parts
+/// (`UploadPartCopy`); the bytes written before are topped up to a whole part.
+#[test]
+fn long_unchanged_ranges_are_copied_by_the_server() {
+    use dsh_fs::ByteStore;
+    use dsh_fs_core::store::{Guard, Object, Replace};
+    let bucket = Bucket::new();
+    let source = lines_of(24 << 20);
+    bucket.put("p/big.txt", &source);
+    let store = bucket.byte_store("p");
+    let layer = ObjectStoreProvider::new(bucket.byte_store("p"));
+    let target = layer.resolve("big.txt").unwrap();
+    let (mut replace, current) = store.replace(&target, false).unwrap();
+    let mut current = current.unwrap();
+    let token = current.meta().token.clone();
+    replace.write(&[b'h'; 1 << 20]).unwrap();
+    replace.copy(&mut current, 2 << 20, 20 << 20).unwrap();
+    replace.copy(&mut current, 0, 100).unwrap();
+    replace.write(b"tail\n").unwrap();
+    // 1 MiB written and 7 MiB read make the first part; 13 MiB are copied.
+    assert_eq!(bucket.part_sizes("p/big.txt"), [8 << 20, 13 << 20]);
+    replace.commit(Guard::Unchanged(&token)).unwrap();
+    let mut expected = vec![b'h'; 1 << 20];
+    expected.extend_from_slice(&source[2 << 20..22 << 20]);
+    expected.extend_from_slice(&source[..100]);
+    expected.extend_from_slice(b"tail\n");
+    assert!(
+        bucket.get("p/big.txt").unwrap() == expected,
+        "the copied object differs"
+    );
+    assert_eq!(bucket.open_uploads(), 0);
+}
+
+/// Over a store other than S3 a replacement is one PUT, so it is bounded
+/// like every in-memory result; an edit within the bound works there too.
+#[test]
+fn other_stores_take_replacements_in_one_bounded_put() {
+    let memory = Arc::new(dsh_fs::object_store::memory::InMemory::new());
+    let p = ObjectStoreProvider::new(BucketStore::new(memory, "ws").unwrap());
+    let t = p.resolve("a.txt").unwrap();
+    let big = "x\n".repeat(9 << 20);
+    let err = p.write_text(&t, &big, None).unwrap_err();
+    assert_eq!(err.code, ErrorCode::TooLarge, "{}", err.message);
+    assert!(p.stat(&t).unwrap().is_none(), "nothing was written");
+    let small = numbered(1000);
+    p.write_text(&t, &small, Some(WriteIntent::CreateIfAbsent))
+        .unwrap();
+    let read = p.read_text(&t, 1 << 20).unwrap();
+    let edit = dsh_fs::EditRequest {
+        old_string: "line     1000 ✓".into(),
+        new_string: "last".into(),
+        replace_all: false,
+    };
+    p.edit_text(&t, &edit, Some(&read.version)).unwrap();
+    assert!(
+        p.read_text(&t, 1 << 20)
+            .unwrap()
+            .text
+            .ends_with("last some text\n")
     );
 }

@@ -10,9 +10,8 @@
 
 mod local;
 mod object_store;
-mod s3_error;
 
-pub use self::object_store::{ObjectStoreProvider, S3Options};
+pub use self::object_store::{BucketStore, ObjectStoreProvider, S3Options};
 pub use dsh_fs_core::layer::TextLayer;
 pub use dsh_fs_core::store::memory::MemoryStore;
 pub use dsh_fs_core::store::{ByteStore, Listing, Target, TextStream};
@@ -150,7 +149,3 @@ where
         TextLayer::search(self, target, query)
     }
 }
-
-pub(crate) use dsh_fs_core::seam::{
-    check_write_intent, display, normalize, splice_checked, vanished, version,
-};

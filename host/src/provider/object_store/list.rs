@@ -1,16 +1,21 @@
 //! Directory listing over an object store: one list-with-delimiter under the
 //! directory's key, where each common prefix is a directory.
 
-use super::{ObjectStoreProvider, map_store};
+use super::{BucketStore, StoreError, map_store};
 use dsh_fs_core::listing::{Collector, SortedListing, not_a_directory};
 use dsh_fs_core::{DirEntryKind, FsError};
 use object_store::ObjectStoreExt;
+use object_store::path::Path as ObjectPath;
 
-impl ObjectStoreProvider {
+impl BucketStore {
     /// The children of `key`: objects as files, prefixes as directories. An
     /// empty listing is a missing key unless it is the root; an object at
     /// `key` with nothing under it is `not-directory`.
-    pub(super) async fn list(&self, key: &str, shown: &str) -> Result<SortedListing, FsError> {
+    pub(super) async fn list_prefix(
+        &self,
+        key: &str,
+        shown: &str,
+    ) -> Result<SortedListing, FsError> {
         let loc = self.location(key, shown)?;
         let under = (!loc.as_ref().is_empty()).then_some(&loc);
         let listed = self
@@ -38,16 +43,10 @@ impl ObjectStoreProvider {
     }
 
     /// Why nothing lies under `key`: it is an object, a parent is, or it is absent.
-    async fn why_not_listed(
-        &self,
-        key: &str,
-        loc: &object_store::path::Path,
-        shown: &str,
-    ) -> FsError {
+    async fn why_not_listed(&self, key: &str, loc: &ObjectPath, shown: &str) -> FsError {
         match self.store_ref().head(loc).await {
             Ok(_) => not_a_directory(shown),
-            Err(object_store::Error::NotFound { .. }) => match self.check_parents(key, shown).await
-            {
+            Err(StoreError::NotFound { .. }) => match self.check_parents(key, shown).await {
                 Ok(()) => FsError::not_found(shown),
                 Err(e) => e,
             },
