@@ -3,7 +3,7 @@
 //! answer (values, versions, error codes and messages) and the bytes left
 //! behind compared; then the tools component plugged to the adapter.
 
-use crate::contract::{AdaptedLocal, AdaptedMemory, Fixture, Local, Memory};
+use crate::contract::{AdaptedBucket, AdaptedLocal, AdaptedMemory, Fixture, Local, Memory, Store};
 use crate::{call, fails, ok, runtime};
 use dsh_fs::{EditRequest, Provider, SessionOptions, WriteIntent};
 use serde_json::json;
@@ -230,6 +230,15 @@ fn the_adapter_over_the_local_disk_answers_like_the_native_layer() {
     same(
         tokens(script(&Local::new())),
         tokens(script(&AdaptedLocal::new())),
+    );
+}
+
+#[test]
+fn the_adapter_over_a_bucket_answers_like_the_native_layer() {
+    let tokens = |log: Vec<String>| log.iter().map(|l| without_tokens(l)).collect();
+    same(
+        tokens(script(&Store::new())),
+        tokens(script(&AdaptedBucket::new())),
     );
 }
 

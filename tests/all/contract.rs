@@ -3,8 +3,8 @@
 
 use crate::Workspace;
 use crate::object_store::Bucket;
-use dsh_fs::MemoryStore;
 use dsh_fs::adapter::{Adapter, AdapterProvider};
+use dsh_fs::{BucketStore, MemoryStore};
 use dsh_fs::{
     EditRequest, EntryKind, ErrorCode, FsError, LocalProvider, LocalStore, MemoryProvider,
     ObjectStoreProvider, Provider, WriteIntent, WriteOperation,
@@ -194,6 +194,41 @@ impl Fixture for Store {
     }
     fn root(&self) -> String {
         "/workspace".into()
+    }
+}
+
+/// The text adapter component under wasmtime over a native [`BucketStore`]
+/// on the prefix `ws` of a bucket of its own; the side door is [`Store`]'s.
+pub(crate) struct AdaptedBucket(Store, Arc<AdapterProvider<BucketStore>>);
+
+impl AdaptedBucket {
+    pub(crate) fn new() -> Self {
+        let store = Store::new();
+        let p = adapter()
+            .provider(Arc::new(store.0.byte_store("ws")))
+            .unwrap();
+        AdaptedBucket(store, Arc::new(p))
+    }
+}
+
+impl Fixture for AdaptedBucket {
+    fn provider(&self) -> Arc<dyn Provider> {
+        self.1.clone()
+    }
+    fn put(&self, path: &str, bytes: &[u8]) {
+        self.0.put(path, bytes)
+    }
+    fn get(&self, path: &str) -> Option<Vec<u8>> {
+        self.0.get(path)
+    }
+    fn mkdir(&self, path: &str) {
+        self.0.mkdir(path)
+    }
+    fn touch(&self, path: &str) {
+        self.0.touch(path)
+    }
+    fn root(&self) -> String {
+        self.0.root()
     }
 }
 
@@ -563,6 +598,9 @@ macro_rules! contract_suite {
         }
         mod adapter_local {
             $( #[test] fn $test() { super::$test(&super::AdaptedLocal::new()) } )*
+        }
+        mod adapter_bucket {
+            $( #[test] fn $test() { super::$test(&super::AdaptedBucket::new()) } )*
         }
     };
 }
