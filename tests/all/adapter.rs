@@ -144,6 +144,21 @@ fn script(f: &dyn Fixture) -> Vec<String> {
     let r = p.edit_text(&t("a.txt"), &edit("three", "3", false), Some(&seen));
     note("edit after touch", format!("{r:?}"));
 
+    // Past the call's deadline: whatever the store checks, nothing changes.
+    let late = std::time::Instant::now();
+    for path in ["a.txt", "big.txt"] {
+        let r = dsh_fs::deadline::scope(late, || p.read_text(&t(path), 1 << 30));
+        note(
+            &format!("late read {path:?}"),
+            format!("{:?}", r.map(|c| c.version)),
+        );
+        let r =
+            dsh_fs::deadline::scope(late, || p.edit_text(&t(path), &edit("e", "E", true), None));
+        note(&format!("late edit {path:?}"), format!("{r:?}"));
+        let r = dsh_fs::deadline::scope(late, || p.write_text(&t(path), "late\n", None));
+        note(&format!("late write {path:?}"), format!("{r:?}"));
+    }
+
     for path in [
         "a.txt",
         "bom.txt",
