@@ -304,13 +304,8 @@ fn tools(f: &dyn Fixture) -> Vec<String> {
     assert_eq!(f.get("src/a.rs").unwrap(), b"fn main() {}\n");
     out.push(stale);
     out.push(ok(call(&mut s, "read", json!({"file_path": "src/a.rs"}))));
-    f.touch("src/a.rs");
-    out.push(ok(call(
-        &mut s,
-        "edit",
-        json!({"file_path": "src/a.rs", "old_string": "{}", "new_string": "{ run() }"}),
-    )));
-    assert_eq!(f.get("src/a.rs").unwrap(), b"fn main() { run() }\n");
+    // src/b.rs changes first: the touch that follows waits longer than a
+    // clock tick, so the searches (newest first) list alike on any disk.
     out.push(ok(call(&mut s, "read", json!({"file_path": "src/b.rs"}))));
     out.push(ok(call(
         &mut s,
@@ -318,6 +313,13 @@ fn tools(f: &dyn Fixture) -> Vec<String> {
         json!({"file_path": "src/b.rs", "old_string": "b()", "new_string": "c()"}),
     )));
     assert_eq!(f.get("src/b.rs").unwrap(), b"\xEF\xBB\xBFfn c() {}\r\n");
+    f.touch("src/a.rs");
+    out.push(ok(call(
+        &mut s,
+        "edit",
+        json!({"file_path": "src/a.rs", "old_string": "{}", "new_string": "{ run() }"}),
+    )));
+    assert_eq!(f.get("src/a.rs").unwrap(), b"fn main() { run() }\n");
     out.push(ok(call(&mut s, "glob", json!({"pattern": "**/*.rs"}))));
     out.push(ok(call(&mut s, "grep", json!({"pattern": "fn [a-z]+"}))));
     out
