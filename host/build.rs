@@ -68,6 +68,9 @@ fn main() {
     let wasm = target_dir.join("wasm32-wasip2/release/dsh_fs_tools.wasm");
     std::fs::copy(&wasm, out.join("dsh_fs_tools.wasm")).expect("copying the component");
     println!("cargo:rustc-env=DSH_FS_COMPONENT_PATH={}", wasm.display());
+    // The text adapter is loaded from where it was built, by tests only.
+    let adapter = target_dir.join("wasm32-wasip2/release/dsh_fs_adapter.wasm");
+    println!("cargo:rustc-env=DSH_FS_ADAPTER_PATH={}", adapter.display());
 }
 
 /// The outer build's target directory: `CARGO_TARGET_DIR` if set, else

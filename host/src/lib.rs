@@ -31,6 +31,8 @@
 //! ```
 #![deny(missing_docs)]
 
+#[doc(hidden)]
+pub mod adapter;
 pub mod bench;
 mod bindings;
 pub mod cli;

@@ -3,11 +3,13 @@
 
 use crate::Workspace;
 use crate::object_store::Bucket;
+use dsh_fs::adapter::{Adapter, AdapterProvider};
+use dsh_fs::{BucketStore, MemoryStore};
 use dsh_fs::{
     EditRequest, EntryKind, ErrorCode, FsError, LocalProvider, LocalStore, MemoryProvider,
     ObjectStoreProvider, Provider, WriteIntent, WriteOperation,
 };
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A backend under test plus a side door to its storage.
 pub(crate) trait Fixture {
@@ -87,6 +89,81 @@ impl Fixture for Memory {
     }
 }
 
+/// The text adapter component under wasmtime over a native [`MemoryStore`]:
+/// the Rust text layer compiled to wasm, every store call crossing back to
+/// the host.
+pub(crate) struct AdaptedMemory(Arc<MemoryStore>, Arc<AdapterProvider<MemoryStore>>);
+
+impl AdaptedMemory {
+    pub(crate) fn new() -> Self {
+        let store = Arc::new(MemoryStore::default());
+        let p = adapter().provider(store.clone()).unwrap();
+        AdaptedMemory(store, Arc::new(p))
+    }
+}
+
+/// The adapter component, compiled once for the whole test binary.
+pub(crate) fn adapter() -> &'static Adapter {
+    static ADAPTER: OnceLock<Adapter> = OnceLock::new();
+    ADAPTER.get_or_init(|| Adapter::load().expect("loading the adapter component"))
+}
+
+impl Fixture for AdaptedMemory {
+    fn provider(&self) -> Arc<dyn Provider> {
+        self.1.clone()
+    }
+    fn put(&self, path: &str, bytes: &[u8]) {
+        self.0.insert(path, bytes)
+    }
+    fn get(&self, path: &str) -> Option<Vec<u8>> {
+        self.0.get(path)
+    }
+    fn mkdir(&self, path: &str) {
+        self.0.create_dir(path)
+    }
+    fn touch(&self, path: &str) {
+        let bytes = self.0.get(path).unwrap();
+        self.0.insert(path, bytes)
+    }
+    fn root(&self) -> String {
+        "/workspace".into()
+    }
+}
+
+/// The text adapter component under wasmtime over a native [`LocalStore`]
+/// on a scratch directory; the side door is [`Local`]'s.
+pub(crate) struct AdaptedLocal(Local, Arc<AdapterProvider<LocalStore>>);
+
+impl AdaptedLocal {
+    pub(crate) fn new() -> Self {
+        let local = Local::new();
+        let store = Arc::new(LocalStore::new(&local.0.root).unwrap());
+        let p = adapter().provider(store).unwrap();
+        AdaptedLocal(local, Arc::new(p))
+    }
+}
+
+impl Fixture for AdaptedLocal {
+    fn provider(&self) -> Arc<dyn Provider> {
+        self.1.clone()
+    }
+    fn put(&self, path: &str, bytes: &[u8]) {
+        self.0.put(path, bytes)
+    }
+    fn get(&self, path: &str) -> Option<Vec<u8>> {
+        self.0.get(path)
+    }
+    fn mkdir(&self, path: &str) {
+        self.0.mkdir(path)
+    }
+    fn touch(&self, path: &str) {
+        self.0.touch(path)
+    }
+    fn root(&self) -> String {
+        self.0.root()
+    }
+}
+
 /// The prefix `ws` of a bucket of its own on the test S3 server; a directory
 /// is a key with objects under it.
 pub(crate) struct Store(pub(crate) Bucket, Arc<ObjectStoreProvider>);
@@ -117,6 +194,41 @@ impl Fixture for Store {
     }
     fn root(&self) -> String {
         "/workspace".into()
+    }
+}
+
+/// The text adapter component under wasmtime over a native [`BucketStore`]
+/// on the prefix `ws` of a bucket of its own; the side door is [`Store`]'s.
+pub(crate) struct AdaptedBucket(Store, Arc<AdapterProvider<BucketStore>>);
+
+impl AdaptedBucket {
+    pub(crate) fn new() -> Self {
+        let store = Store::new();
+        let p = adapter()
+            .provider(Arc::new(store.0.byte_store("ws")))
+            .unwrap();
+        AdaptedBucket(store, Arc::new(p))
+    }
+}
+
+impl Fixture for AdaptedBucket {
+    fn provider(&self) -> Arc<dyn Provider> {
+        self.1.clone()
+    }
+    fn put(&self, path: &str, bytes: &[u8]) {
+        self.0.put(path, bytes)
+    }
+    fn get(&self, path: &str) -> Option<Vec<u8>> {
+        self.0.get(path)
+    }
+    fn mkdir(&self, path: &str) {
+        self.0.mkdir(path)
+    }
+    fn touch(&self, path: &str) {
+        self.0.touch(path)
+    }
+    fn root(&self) -> String {
+        self.0.root()
     }
 }
 
@@ -480,6 +592,15 @@ macro_rules! contract_suite {
         }
         mod object_store {
             $( #[test] fn $test() { super::$test(&super::Store::new()) } )*
+        }
+        mod adapter_memory {
+            $( #[test] fn $test() { super::$test(&super::AdaptedMemory::new()) } )*
+        }
+        mod adapter_local {
+            $( #[test] fn $test() { super::$test(&super::AdaptedLocal::new()) } )*
+        }
+        mod adapter_bucket {
+            $( #[test] fn $test() { super::$test(&super::AdaptedBucket::new()) } )*
         }
     };
 }

@@ -3,7 +3,7 @@
 //! backends have: symlinks and non-UTF-8 names on a disk, keys that are both
 //! an object and a prefix in a store.
 
-use crate::contract::{Fixture, Local, Memory, Store};
+use crate::contract::{AdaptedBucket, AdaptedLocal, AdaptedMemory, Fixture, Local, Memory, Store};
 use dsh_fs::{DirEntry, DirEntryKind, ErrorCode, FsError, Listing, Provider};
 
 type Row = (String, DirEntryKind, u64);
@@ -131,6 +131,15 @@ macro_rules! listing_suite {
         }
         mod object_store {
             $( #[test] fn $test() { super::$test(&super::Store::new()) } )*
+        }
+        mod adapter_memory {
+            $( #[test] fn $test() { super::$test(&super::AdaptedMemory::new()) } )*
+        }
+        mod adapter_local {
+            $( #[test] fn $test() { super::$test(&super::AdaptedLocal::new()) } )*
+        }
+        mod adapter_bucket {
+            $( #[test] fn $test() { super::$test(&super::AdaptedBucket::new()) } )*
         }
     };
 }

@@ -2,6 +2,7 @@
 //! component in wasmtime against real files, except `contract`, which checks
 //! each provider backend directly against the seam's contract.
 
+mod adapter;
 mod changes;
 mod cli;
 mod component;

@@ -1,0 +1,636 @@
+//! The text adapter component (`adapter/`, world `fs-text`) run by wasmtime
+//! over a native [`ByteStore`], seen from the host as a [`Provider`]: every
+//! provider call crosses into the text layer compiled to wasm, and every
+//! store call it makes crosses back to the Rust store. Tests hold this path
+//! to the same contract as the native layer; it is not a backend to ship
+//! (the component is built only inside the repository).
+//!
+//! The store's `replacement` resource must outlive the call that opens it,
+//! but a Rust store's replacement borrows the store (and may hold a lock
+//! guard that cannot cross threads). So the host opens the replacement for
+//! `replace` (to check the name, open what is there and ask whether it may
+//! be written), records the writes and copies, and replays them through a
+//! fresh replacement at `commit`, under the guard the layer asked for. The
+//! copies read the object the first `replace` opened, as the seam says.
+
+use crate::provider::{BoxListing, BoxStream, Provider};
+use dsh_fs_core as core;
+use dsh_fs_core::store::{ByteStore, Guard, Listing, Object, Replace, Target, TextStream};
+use dsh_fs_core::{
+    EditOutcome, EditRequest, FsError, FsInfo, SearchQuery, TextContent, WriteIntent, WriteOutcome,
+};
+use std::collections::HashMap;
+use std::fmt;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+use wasmtime::component::{Component, HasSelf, Linker, Resource, ResourceAny, ResourceTable};
+use wasmtime::{Engine, Store};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+wasmtime::component::bindgen!({
+    world: "fs-text",
+    path: "../wit",
+    imports: { default: trappable },
+    with: {
+        "dsh:fs/store.reader": crate::adapter::ReaderHandle,
+        "dsh:fs/store.listing": crate::adapter::ListingHandle,
+        "dsh:fs/store.replacement": crate::adapter::ReplacementHandle,
+    },
+});
+
+use dsh::fs::store as seam;
+use dsh::fs::types as inner;
+use exports::dsh::fs::provider as api;
+use exports::dsh::fs::types as outer;
+
+/// Where the repository's build put the adapter component, if it built one.
+pub const ADAPTER_PATH: Option<&str> = option_env!("DSH_FS_ADAPTER_PATH");
+
+/// An open object of the store, shared by the `reader` handed to the
+/// component and the replacement that may copy from it.
+pub struct ReaderHandle(Arc<Mutex<dyn Object + Send>>);
+
+/// A directory listing of the store.
+pub struct ListingHandle(Box<dyn Listing + Send>);
+
+/// A replacement recorded on the host, replayed at `commit`.
+pub struct ReplacementHandle {
+    writable: Result<(), FsError>,
+    ops: Vec<Op>,
+    replay: Replay,
+}
+
+/// Opens a fresh replacement, writes the recorded steps and commits it.
+type Replay = Box<dyn FnOnce(Vec<Op>, Guard<'_>) -> Result<String, FsError> + Send>;
+
+/// One step of a replacement's new content.
+enum Op {
+    Write(Vec<u8>),
+    Copy(u64, u64),
+}
+
+/// What the adapter's instance sees of the host: the store, and WASI
+/// granting nothing (Rust's `wasm32-wasip2` std imports it).
+struct AdapterState<S> {
+    store: Arc<S>,
+    table: ResourceTable,
+    wasi: WasiCtx,
+}
+
+impl<S: Send + Sync + 'static> WasiView for AdapterState<S> {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+type Res<T> = wasmtime::Result<Result<T, inner::FsError>>;
+
+impl<S> seam::Host for AdapterState<S>
+where
+    S: ByteStore + Send + Sync + 'static,
+    S::Object: Send + 'static,
+    S::Listing: Send + 'static,
+{
+    fn roots(&mut self) -> wasmtime::Result<Vec<String>> {
+        Ok(self
+            .store
+            .roots()
+            .iter()
+            .map(|r| r.to_string_lossy().into_owned())
+            .collect())
+    }
+
+    fn identity(&mut self, rel: String, shown: String) -> Res<String> {
+        Ok(self.store.identity(&rel, &shown).map_err(Into::into))
+    }
+
+    fn stat(&mut self, at: seam::Place) -> Res<Option<seam::ObjectMeta>> {
+        let meta = self.store.stat(&target(at));
+        Ok(meta.map(|m| m.map(Into::into)).map_err(Into::into))
+    }
+
+    fn open(&mut self, at: seam::Place) -> Res<Resource<ReaderHandle>> {
+        match self.store.open(&target(at)) {
+            Ok(object) => Ok(Ok(self
+                .table
+                .push(ReaderHandle(Arc::new(Mutex::new(object))))?)),
+            Err(e) => Ok(Err(e.into())),
+        }
+    }
+
+    fn list_dir(&mut self, at: seam::Place) -> Res<Resource<ListingHandle>> {
+        match self.store.list(&target(at)) {
+            Ok(listing) => Ok(Ok(self.table.push(ListingHandle(Box::new(listing)))?)),
+            Err(e) => Ok(Err(e.into())),
+        }
+    }
+
+    fn replace(
+        &mut self,
+        at: seam::Place,
+        create_parents: bool,
+    ) -> Res<(Resource<ReplacementHandle>, Option<Resource<ReaderHandle>>)> {
+        let target = target(at);
+        let (writable, current) = match self.store.replace(&target, create_parents) {
+            Ok((mut replacement, current)) => (replacement.check_writable(), current),
+            Err(e) => return Ok(Err(e.into())),
+        };
+        let current = current.map(|o| Arc::new(Mutex::new(o)));
+        let store = self.store.clone();
+        let from = current.clone();
+        let replay = move |ops: Vec<Op>, guard: Guard<'_>| {
+            let (mut replacement, _) = store.replace(&target, create_parents)?;
+            for op in ops {
+                match op {
+                    Op::Write(bytes) => replacement.write(&bytes)?,
+                    Op::Copy(offset, len) => match &from {
+                        Some(from) => replacement.copy(&mut *lock(from), offset, len)?,
+                        None => {
+                            return Err(FsError::new(
+                                core::ErrorCode::IoError,
+                                format!(
+                                    "{}: a copy with no file to copy from",
+                                    target.display_path()
+                                ),
+                            ));
+                        }
+                    },
+                }
+            }
+            replacement.commit(guard)
+        };
+        let handle = ReplacementHandle {
+            writable,
+            ops: Vec::new(),
+            replay: Box::new(replay),
+        };
+        let handle = self.table.push(handle)?;
+        let reader = match current {
+            Some(object) => Some(self.table.push(ReaderHandle(object))?),
+            None => None,
+        };
+        Ok(Ok((handle, reader)))
+    }
+}
+
+impl<S: Send + Sync + 'static> seam::HostReader for AdapterState<S> {
+    fn meta(&mut self, r: Resource<ReaderHandle>) -> wasmtime::Result<seam::ObjectMeta> {
+        Ok(lock(&self.table.get(&r)?.0).meta().clone().into())
+    }
+
+    fn read(&mut self, r: Resource<ReaderHandle>, offset: u64, len: u32) -> Res<Vec<u8>> {
+        let mut buf = vec![0; len as usize];
+        let read = lock(&self.table.get(&r)?.0).read_at(offset, &mut buf);
+        Ok(read
+            .map(|n| {
+                buf.truncate(n);
+                buf
+            })
+            .map_err(Into::into))
+    }
+
+    fn token_now(&mut self, r: Resource<ReaderHandle>) -> Res<String> {
+        Ok(lock(&self.table.get(&r)?.0).token_now().map_err(Into::into))
+    }
+
+    fn drop(&mut self, r: Resource<ReaderHandle>) -> wasmtime::Result<()> {
+        self.table.delete(r)?;
+        Ok(())
+    }
+}
+
+impl<S: Send + Sync + 'static> seam::HostListing for AdapterState<S> {
+    fn next(&mut self, l: Resource<ListingHandle>, max: u32) -> Res<Vec<inner::DirEntry>> {
+        let page = self.table.get_mut(&l)?.0.next_entries(max);
+        Ok(page
+            .map(|entries| entries.into_iter().map(Into::into).collect())
+            .map_err(Into::into))
+    }
+
+    fn skipped(&mut self, l: Resource<ListingHandle>) -> wasmtime::Result<u64> {
+        Ok(self.table.get(&l)?.0.skipped())
+    }
+
+    fn drop(&mut self, l: Resource<ListingHandle>) -> wasmtime::Result<()> {
+        self.table.delete(l)?;
+        Ok(())
+    }
+}
+
+impl<S: Send + Sync + 'static> seam::HostReplacement for AdapterState<S> {
+    fn check_writable(&mut self, r: Resource<ReplacementHandle>) -> Res<()> {
+        Ok(self.table.get(&r)?.writable.clone().map_err(Into::into))
+    }
+
+    fn write(&mut self, r: Resource<ReplacementHandle>, bytes: Vec<u8>) -> Res<()> {
+        self.table.get_mut(&r)?.ops.push(Op::Write(bytes));
+        Ok(Ok(()))
+    }
+
+    fn copy(&mut self, r: Resource<ReplacementHandle>, offset: u64, len: u64) -> Res<()> {
+        self.table.get_mut(&r)?.ops.push(Op::Copy(offset, len));
+        Ok(Ok(()))
+    }
+
+    fn commit(&mut self, r: Resource<ReplacementHandle>, guard: seam::Guard) -> Res<String> {
+        let handle = self.table.delete(r)?;
+        let guard = match &guard {
+            seam::Guard::Absent => Guard::Absent,
+            seam::Guard::Unchanged(token) => Guard::Unchanged(token),
+            seam::Guard::None => Guard::None,
+        };
+        Ok((handle.replay)(handle.ops, guard).map_err(Into::into))
+    }
+
+    fn drop(&mut self, r: Resource<ReplacementHandle>) -> wasmtime::Result<()> {
+        self.table.delete(r)?;
+        Ok(())
+    }
+}
+
+impl<S: Send + Sync + 'static> inner::Host for AdapterState<S> {}
+
+fn target(at: seam::Place) -> Target {
+    Target::new(at.shown, at.key)
+}
+
+/// A lock whose holder never panics while holding it, or the test failed.
+fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The adapter component, compiled once; [`Adapter::provider`] instantiates
+/// it over a store.
+#[derive(Clone)]
+pub struct Adapter {
+    engine: Engine,
+    component: Component,
+}
+
+impl fmt::Debug for Adapter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Adapter").finish_non_exhaustive()
+    }
+}
+
+impl Adapter {
+    /// Compiles the component the repository's build put at [`ADAPTER_PATH`].
+    pub fn load() -> anyhow::Result<Self> {
+        let path = ADAPTER_PATH.ok_or_else(|| {
+            anyhow::anyhow!("the adapter component is built only inside the repository")
+        })?;
+        Self::from_file(Path::new(path))
+    }
+
+    /// Compiles the adapter component at `path`.
+    pub fn from_file(path: &Path) -> anyhow::Result<Self> {
+        let engine = Engine::default();
+        let component = Component::from_file(&engine, path)?;
+        Ok(Adapter { engine, component })
+    }
+
+    /// A new instance of the adapter over `store`, as a provider.
+    pub fn provider<S>(&self, store: Arc<S>) -> anyhow::Result<AdapterProvider<S>>
+    where
+        S: ByteStore + Send + Sync + 'static,
+        S::Object: Send + 'static,
+        S::Listing: Send + 'static,
+    {
+        let mut linker = Linker::<AdapterState<S>>::new(&self.engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        FsText::add_to_linker::<_, HasSelf<_>>(&mut linker, |s| s)?;
+        let state = AdapterState {
+            store,
+            table: ResourceTable::new(),
+            wasi: WasiCtx::builder().build(),
+        };
+        let mut wasm = Store::new(&self.engine, state);
+        let bindings = FsText::instantiate(&mut wasm, &self.component, &linker)?;
+        Ok(AdapterProvider {
+            instance: Arc::new(Mutex::new(Instance {
+                wasm,
+                bindings,
+                targets: HashMap::new(),
+            })),
+        })
+    }
+}
+
+/// One instance of the adapter and the targets it resolved.
+struct Instance<S: 'static> {
+    wasm: Store<AdapterState<S>>,
+    bindings: FsText,
+    /// The component's `target` for each (shown path, key) the host handed
+    /// out, kept for the instance's life: a host [`Target`] is plain data.
+    targets: HashMap<(String, String), ResourceAny>,
+}
+
+impl<S: Send + Sync + 'static> Instance<S> {
+    /// Calls an export; a trap is an `io-error` naming it.
+    fn call<T>(
+        &mut self,
+        f: impl FnOnce(
+            &api::Guest,
+            &mut Store<AdapterState<S>>,
+        ) -> wasmtime::Result<Result<T, outer::FsError>>,
+    ) -> Result<T, FsError> {
+        match f(self.bindings.dsh_fs_provider(), &mut self.wasm) {
+            Ok(r) => r.map_err(Into::into),
+            Err(trap) => Err(FsError::new(
+                core::ErrorCode::IoError,
+                format!("the adapter component trapped: {trap:?}"),
+            )),
+        }
+    }
+
+    /// The component's resource for a target the host resolved.
+    fn target(&self, t: &Target) -> Result<ResourceAny, FsError> {
+        let key = (t.display_path().to_owned(), t.key().to_owned());
+        self.targets.get(&key).copied().ok_or_else(|| {
+            FsError::new(
+                core::ErrorCode::InvalidInput,
+                format!("{} was not resolved by this provider", t.display_path()),
+            )
+        })
+    }
+}
+
+/// The adapter component over a store, as a [`Provider`]: the Rust text
+/// layer compiled to wasm, over a native store, across two boundaries.
+/// Calls are serialised: one instance runs one call at a time.
+pub struct AdapterProvider<S: 'static> {
+    instance: Arc<Mutex<Instance<S>>>,
+}
+
+impl<S: 'static> fmt::Debug for AdapterProvider<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AdapterProvider").finish_non_exhaustive()
+    }
+}
+
+impl<S> Provider for AdapterProvider<S>
+where
+    S: ByteStore + Send + Sync + 'static,
+    S::Object: Send + 'static,
+    S::Listing: Send + 'static,
+{
+    fn resolve(&self, path: &str) -> Result<Target, FsError> {
+        let mut i = lock(&self.instance);
+        let resource = i.call(|api, s| api.call_resolve(s, path))?;
+        let shown = i.call(|api, s| api.target().call_display_path(s, resource).map(Ok))?;
+        let key = i.call(|api, s| api.target().call_key(s, resource).map(Ok))?;
+        let target = Target::new(shown.clone(), key.clone());
+        match i.targets.entry((shown, key)) {
+            std::collections::hash_map::Entry::Occupied(_) => {
+                let _ = resource.resource_drop(&mut i.wasm);
+            }
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(resource);
+            }
+        }
+        Ok(target)
+    }
+
+    fn stat(&self, target: &Target) -> Result<Option<FsInfo>, FsError> {
+        let mut i = lock(&self.instance);
+        let t = i.target(target)?;
+        let info = i.call(|api, s| api.call_stat(s, t))?;
+        Ok(info.map(|i| FsInfo {
+            version: i.version,
+            kind: match i.kind {
+                outer::EntryKind::File => core::EntryKind::File,
+                outer::EntryKind::Directory => core::EntryKind::Directory,
+                outer::EntryKind::Other => core::EntryKind::Other,
+            },
+            size: i.size,
+        }))
+    }
+
+    fn read_text(&self, target: &Target, max_bytes: u64) -> Result<TextContent, FsError> {
+        let mut i = lock(&self.instance);
+        let t = i.target(target)?;
+        let c = i.call(|api, s| api.call_read_text(s, t, max_bytes))?;
+        Ok(TextContent {
+            text: c.text,
+            version: c.version,
+        })
+    }
+
+    fn stream_text(&self, target: &Target, start: u64) -> Result<BoxStream, FsError> {
+        let mut i = lock(&self.instance);
+        let t = i.target(target)?;
+        let stream = i.call(|api, s| api.call_stream_text(s, t, start))?;
+        drop(i);
+        Ok(Box::new(GuestStream(Guest {
+            instance: self.instance.clone(),
+            resource: stream,
+        })))
+    }
+
+    fn write_text(
+        &self,
+        target: &Target,
+        content: &str,
+        intent: Option<WriteIntent>,
+    ) -> Result<WriteOutcome, FsError> {
+        let mut i = lock(&self.instance);
+        let t = i.target(target)?;
+        let intent = intent.map(|i| match i {
+            WriteIntent::CreateIfAbsent => outer::WriteIntent::CreateIfAbsent,
+            WriteIntent::ReplaceIfVersion(v) => outer::WriteIntent::ReplaceIfVersion(v),
+        });
+        let o = i.call(|api, s| api.call_write_text(s, t, content, intent.as_ref()))?;
+        Ok(WriteOutcome {
+            operation: match o.operation {
+                outer::WriteOperation::Created => core::WriteOperation::Created,
+                outer::WriteOperation::Updated => core::WriteOperation::Updated,
+            },
+            version: o.version,
+        })
+    }
+
+    fn edit_text(
+        &self,
+        target: &Target,
+        edit: &EditRequest,
+        expected: Option<&str>,
+    ) -> Result<EditOutcome, FsError> {
+        let mut i = lock(&self.instance);
+        let t = i.target(target)?;
+        let edit = outer::EditRequest {
+            old_string: edit.old_string.clone(),
+            new_string: edit.new_string.clone(),
+            replace_all: edit.replace_all,
+        };
+        let expected = expected.map(str::to_owned);
+        let o = i.call(|api, s| api.call_edit_text(s, t, &edit, expected.as_ref()))?;
+        Ok(EditOutcome {
+            replacements: o.replacements,
+            version: o.version,
+            first_line: o.first_line,
+        })
+    }
+
+    fn list_dir(&self, target: &Target) -> Result<BoxListing, FsError> {
+        let mut i = lock(&self.instance);
+        let t = i.target(target)?;
+        let listing = i.call(|api, s| api.call_list_dir(s, t))?;
+        drop(i);
+        Ok(Box::new(GuestListing(Guest {
+            instance: self.instance.clone(),
+            resource: listing,
+        })))
+    }
+
+    fn search(&self, target: &Target, query: &SearchQuery) -> Result<Option<String>, FsError> {
+        let mut i = lock(&self.instance);
+        let t = i.target(target)?;
+        let query = match query {
+            SearchQuery::Glob(pattern) => outer::SearchQuery::Glob(pattern.clone()),
+            SearchQuery::Grep { pattern, include } => outer::SearchQuery::Grep(outer::GrepQuery {
+                pattern: pattern.clone(),
+                include: include.clone(),
+            }),
+        };
+        i.call(|api, s| api.call_search(s, t, &query))
+    }
+}
+
+/// A resource the component handed out, dropped in it when dropped here.
+struct Guest<S: 'static> {
+    instance: Arc<Mutex<Instance<S>>>,
+    resource: ResourceAny,
+}
+
+impl<S: 'static> Drop for Guest<S> {
+    fn drop(&mut self) {
+        let mut i = lock(&self.instance);
+        let _ = self.resource.resource_drop(&mut i.wasm);
+    }
+}
+
+/// The component's `text-stream`.
+struct GuestStream<S: 'static>(Guest<S>);
+
+impl<S: Send + Sync + 'static> TextStream for GuestStream<S> {
+    fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, FsError> {
+        let r = self.0.resource;
+        lock(&self.0.instance).call(|api, s| api.text_stream().call_next(s, r, max_bytes))
+    }
+
+    fn version(&self) -> Option<String> {
+        let r = self.0.resource;
+        lock(&self.0.instance)
+            .call(|api, s| api.text_stream().call_version(s, r).map(Ok))
+            .ok()
+            .flatten()
+    }
+}
+
+/// The component's `listing`.
+struct GuestListing<S: 'static>(Guest<S>);
+
+impl<S: Send + Sync + 'static> Listing for GuestListing<S> {
+    fn next_entries(&mut self, max: u32) -> Result<Vec<core::DirEntry>, FsError> {
+        let r = self.0.resource;
+        let page = lock(&self.0.instance).call(|api, s| api.listing().call_next(s, r, max))?;
+        Ok(page
+            .into_iter()
+            .map(|e| core::DirEntry {
+                name: e.name,
+                kind: match e.kind {
+                    outer::DirEntryKind::File => core::DirEntryKind::File,
+                    outer::DirEntryKind::Directory => core::DirEntryKind::Directory,
+                    outer::DirEntryKind::Symlink => core::DirEntryKind::Symlink,
+                    outer::DirEntryKind::Other => core::DirEntryKind::Other,
+                },
+                size: e.size,
+                modified: e.modified,
+            })
+            .collect())
+    }
+
+    fn skipped(&self) -> u64 {
+        let r = self.0.resource;
+        lock(&self.0.instance)
+            .call(|api, s| api.listing().call_skipped(s, r).map(Ok))
+            .unwrap_or(0)
+    }
+}
+
+impl From<core::store::ObjectMeta> for seam::ObjectMeta {
+    fn from(m: core::store::ObjectMeta) -> Self {
+        seam::ObjectMeta {
+            kind: match m.kind {
+                core::EntryKind::File => inner::EntryKind::File,
+                core::EntryKind::Directory => inner::EntryKind::Directory,
+                core::EntryKind::Other => inner::EntryKind::Other,
+            },
+            size: m.size,
+            token: m.token,
+        }
+    }
+}
+
+impl From<core::DirEntry> for inner::DirEntry {
+    fn from(e: core::DirEntry) -> Self {
+        inner::DirEntry {
+            name: e.name,
+            kind: match e.kind {
+                core::DirEntryKind::File => inner::DirEntryKind::File,
+                core::DirEntryKind::Directory => inner::DirEntryKind::Directory,
+                core::DirEntryKind::Symlink => inner::DirEntryKind::Symlink,
+                core::DirEntryKind::Other => inner::DirEntryKind::Other,
+            },
+            size: e.size,
+            modified: e.modified,
+        }
+    }
+}
+
+/// The error codes, mapped by name from the core's to the store's WIT type
+/// and from the provider's WIT type back to the core's.
+macro_rules! error_codes {
+    ($($code:ident),* $(,)?) => {
+        impl From<FsError> for inner::FsError {
+            fn from(e: FsError) -> Self {
+                let code = match e.code {
+                    $(core::ErrorCode::$code => inner::ErrorCode::$code,)*
+                    #[allow(unreachable_patterns)]
+                    _ => inner::ErrorCode::IoError,
+                };
+                inner::FsError { code, message: e.message }
+            }
+        }
+
+        impl From<outer::FsError> for FsError {
+            fn from(e: outer::FsError) -> Self {
+                let code = match e.code {
+                    $(outer::ErrorCode::$code => core::ErrorCode::$code,)*
+                };
+                FsError::new(code, e.message)
+            }
+        }
+    };
+}
+
+error_codes!(
+    NotFound,
+    NotText,
+    NotRegularFile,
+    NotDirectory,
+    StaleVersion,
+    NotObserved,
+    AmbiguousEdit,
+    EditNotFound,
+    SandboxDenied,
+    PermissionDenied,
+    TooLarge,
+    IoError,
+    Aborted,
+    InvalidInput,
+    Busy,
+);
