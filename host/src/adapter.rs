@@ -103,6 +103,10 @@ where
             .collect())
     }
 
+    fn max_object_bytes(&mut self) -> wasmtime::Result<u64> {
+        Ok(self.store.max_object_bytes())
+    }
+
     fn identity(&mut self, rel: String, shown: String) -> Res<String> {
         Ok(self.store.identity(&rel, &shown).map_err(Into::into))
     }
