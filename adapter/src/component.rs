@@ -81,10 +81,17 @@ impl api::Guest for Component {
         t: api::TargetBorrow<'_>,
         max_bytes: u64,
     ) -> Result<outer::TextContent, outer::FsError> {
-        let c = layer().read_text(&t.get::<TargetResource>().0, max_bytes)?;
-        Ok(outer::TextContent {
-            text: c.text,
-            version: c.version,
+        Ok(text_content(
+            layer().read_text(&t.get::<TargetResource>().0, max_bytes)?,
+        ))
+    }
+
+    fn read_path(path: String, max_bytes: u64) -> Result<outer::PathText, outer::FsError> {
+        let found = layer().read_path(&path, max_bytes)?;
+        Ok(outer::PathText {
+            display_path: found.display_path,
+            key: found.key,
+            content: found.content.map(text_content).map_err(Into::into),
         })
     }
 
@@ -242,6 +249,13 @@ error_codes!(
 impl From<inner::FsError> for core::FsError {
     fn from(e: inner::FsError) -> Self {
         core::FsError::new(e.code.into(), e.message)
+    }
+}
+
+fn text_content(c: core::TextContent) -> outer::TextContent {
+    outer::TextContent {
+        text: c.text,
+        version: c.version,
     }
 }
 

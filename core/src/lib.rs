@@ -30,8 +30,8 @@ mod types;
 
 pub use error::{ErrorCode, FsError};
 pub use types::{
-    DirEntry, DirEntryKind, EditOutcome, EditRequest, EntryKind, FsInfo, SearchQuery, TextContent,
-    Version, WriteIntent, WriteOperation, WriteOutcome,
+    DirEntry, DirEntryKind, EditOutcome, EditRequest, EntryKind, FsInfo, PathText, SearchQuery,
+    TextContent, Version, WriteIntent, WriteOperation, WriteOutcome,
 };
 
 /// Files at or above this size are read through `stream-text`, never whole.

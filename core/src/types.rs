@@ -35,6 +35,18 @@ pub struct TextContent {
     pub version: Version,
 }
 
+/// What `read-path` found at a path: the display path and key of the target
+/// it resolves to, and the outcome of reading that target's whole text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathText {
+    /// The path to show to the model.
+    pub display_path: String,
+    /// The target's stable identity.
+    pub key: String,
+    /// The text and its version, or why it could not be read.
+    pub content: Result<TextContent, crate::FsError>,
+}
+
 /// The guard a write runs under.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WriteIntent {

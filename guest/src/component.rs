@@ -53,10 +53,15 @@ impl Provider for Imported {
         target: &seam::Target,
         max_bytes: u64,
     ) -> Result<core::TextContent, core::FsError> {
-        let c = seam::read_text(target, max_bytes)?;
-        Ok(core::TextContent {
-            text: c.text,
-            version: c.version,
+        Ok(text_content(seam::read_text(target, max_bytes)?))
+    }
+
+    fn read_path(&self, path: &str, max_bytes: u64) -> Result<core::PathText, core::FsError> {
+        let found = seam::read_path(path, max_bytes)?;
+        Ok(core::PathText {
+            display_path: found.display_path,
+            key: found.key,
+            content: found.content.map(text_content).map_err(Into::into),
         })
     }
 
@@ -160,6 +165,13 @@ impl TextStream for seam::TextStream {
 
     fn version(&self) -> Option<String> {
         seam::TextStream::version(self)
+    }
+}
+
+fn text_content(c: wit::TextContent) -> core::TextContent {
+    core::TextContent {
+        text: c.text,
+        version: c.version,
     }
 }
 

@@ -3,7 +3,8 @@
 //! the component and over any native backend in tests and benchmarks.
 
 use dsh_fs_core::{
-    EditOutcome, EditRequest, FsError, FsInfo, SearchQuery, TextContent, WriteIntent, WriteOutcome,
+    EditOutcome, EditRequest, FsError, FsInfo, PathText, SearchQuery, TextContent, WriteIntent,
+    WriteOutcome,
 };
 
 /// A filesystem the tools can use. See `wit/provider.wit` for the contract of
@@ -26,6 +27,18 @@ pub trait Provider {
     fn stat(&self, target: &Self::Target) -> Result<Option<FsInfo>, FsError>;
     /// The whole decoded text; `too-large` beyond `max_bytes`.
     fn read_text(&self, target: &Self::Target, max_bytes: u64) -> Result<TextContent, FsError>;
+    /// [`Provider::resolve`], then [`Provider::read_text`] of the target, in
+    /// one step (one crossing of the component boundary): the resolve error,
+    /// or the target's display path and key with the read's outcome.
+    fn read_path(&self, path: &str, max_bytes: u64) -> Result<PathText, FsError> {
+        let target = self.resolve(path)?;
+        Ok(PathText {
+            display_path: self.display_path(&target),
+            key: self.key(&target),
+            content: self.read_text(&target, max_bytes),
+        })
+    }
+
     /// The decoded text in chunks, from text offset `start` (0, or an offset
     /// the caller recorded while streaming the same version).
     fn stream_text(&self, target: &Self::Target, start: u64) -> Result<Self::Stream, FsError>;

@@ -6,7 +6,8 @@ use crate::provider::{BoxListing, BoxStream, LocalProvider, LocalStore, Provider
 use crate::{Runtime, SessionOptions};
 use anyhow::{Context, Result, bail};
 use dsh_fs_core::{
-    EditOutcome, EditRequest, FsError, FsInfo, SearchQuery, TextContent, WriteIntent, WriteOutcome,
+    EditOutcome, EditRequest, FsError, FsInfo, PathText, SearchQuery, TextContent, WriteIntent,
+    WriteOutcome,
 };
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -389,6 +390,9 @@ impl dsh_fs_tools::Provider for Native {
     }
     fn read_text(&self, t: &Target, max_bytes: u64) -> Result<TextContent, FsError> {
         self.0.read_text(t, max_bytes)
+    }
+    fn read_path(&self, path: &str, max_bytes: u64) -> Result<PathText, FsError> {
+        self.0.read_path(path, max_bytes)
     }
     fn stream_text(&self, t: &Target, start: u64) -> Result<BoxStream, FsError> {
         self.0.stream_text(t, start)

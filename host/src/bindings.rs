@@ -59,10 +59,18 @@ impl seam::Host for HostState {
 
     fn read_text(&mut self, t: Resource<Target>, max_bytes: u64) -> Res<wit::TextContent> {
         let target = self.table.get(&t)?;
-        Ok(lift(self.provider.read_text(target, max_bytes), |c| {
-            wit::TextContent {
-                text: c.text,
-                version: c.version,
+        Ok(lift(
+            self.provider.read_text(target, max_bytes),
+            text_content,
+        ))
+    }
+
+    fn read_path(&mut self, path: String, max_bytes: u64) -> Res<wit::PathText> {
+        Ok(lift(self.provider.read_path(&path, max_bytes), |p| {
+            wit::PathText {
+                display_path: p.display_path,
+                key: p.key,
+                content: lift(p.content, text_content),
             }
         }))
     }
@@ -207,6 +215,13 @@ impl seam::HostListing for HostState {
 }
 
 impl dsh::fs::types::Host for HostState {}
+
+fn text_content(c: core::TextContent) -> wit::TextContent {
+    wit::TextContent {
+        text: c.text,
+        version: c.version,
+    }
+}
 
 impl From<core::FsError> for wit::FsError {
     fn from(e: core::FsError) -> Self {

@@ -11,8 +11,8 @@ use crate::seam::{StreamText, check_write_intent, display, normalize, vanished, 
 use crate::store::{ByteStore, Guard, Object, ObjectMeta, Replace, Target, TextStream};
 use crate::text::{self, ContentHasher, content_hash};
 use crate::{
-    EditOutcome, EditRequest, ErrorCode, FsError, FsInfo, SearchQuery, TextContent, Version,
-    WriteIntent, WriteOperation, WriteOutcome,
+    EditOutcome, EditRequest, ErrorCode, FsError, FsInfo, PathText, SearchQuery, TextContent,
+    Version, WriteIntent, WriteOperation, WriteOutcome,
 };
 
 /// Read buffer of the chunked passes (hashing, streamed edits).
@@ -79,6 +79,19 @@ impl<S: ByteStore> TextLayer<S> {
         let text =
             text::decode_owned(bytes).map_err(|e| FsError::not_text(shown, &e.to_string()))?;
         Ok(TextContent { text, version })
+    }
+
+    /// [`Self::resolve`], then [`Self::read_text`] of the target: what a
+    /// caller that wants only the text needs, in one step.
+    pub fn read_path(&self, path: &str, max_bytes: u64) -> Result<PathText, FsError> {
+        let target = self.resolve(path)?;
+        let content = self.read_text(&target, max_bytes);
+        let (display_path, key) = target.into_parts();
+        Ok(PathText {
+            display_path,
+            key,
+            content,
+        })
     }
 
     /// The decoded text in chunks, from text offset `start` (after any BOM).

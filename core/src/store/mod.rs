@@ -43,6 +43,11 @@ impl Target {
         &self.key
     }
 
+    /// The display path and the key, by value.
+    pub fn into_parts(self) -> (String, String) {
+        (self.display, self.key)
+    }
+
     /// The last component of the key, or `None` for the root.
     pub fn name(&self) -> Option<&str> {
         self.key.rsplit('/').next().filter(|n| !n.is_empty())

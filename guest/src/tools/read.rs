@@ -8,7 +8,7 @@ use super::args::{Args, FILE_PATH, Field, Kind, Spec};
 use super::window::{LineIndex, Window};
 use crate::error::{Tool, ToolError};
 use crate::provider::{Provider, TextStream};
-use dsh_fs_core::{ErrorCode, FsError, STREAM_THRESHOLD};
+use dsh_fs_core::{ErrorCode, FsError, STREAM_THRESHOLD, TextContent};
 
 /// Default and maximum number of lines per call.
 pub const MAX_LINES: u64 = 2000;
@@ -50,16 +50,37 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
     let offset = args.positive("offset")?.unwrap_or(1);
     let limit = args.positive("limit")?.unwrap_or(MAX_LINES).min(MAX_LINES);
 
+    // The common case, a file small enough to read whole, in one provider
+    // call; a trailing `/` (checked by `Session::resolve`), a large file and
+    // a path that is not a file take the path below, which holds a target.
+    if !(path.len() > 1 && path.ends_with('/')) {
+        let found = session
+            .provider
+            .read_path(&path, STREAM_THRESHOLD - 1)
+            .map_err(fail)?;
+        let display = crate::error::one_line(found.display_path);
+        match found.content {
+            Ok(content) => return whole(session, found.key, &display, content, offset, limit),
+            Err(e) if e.code == ErrorCode::NotFound => {
+                return Err(super::suggest::not_found(
+                    &session.provider,
+                    Tool::Read,
+                    &display,
+                ));
+            }
+            Err(e) if !matches!(e.code, ErrorCode::TooLarge | ErrorCode::NotRegularFile) => {
+                return Err(fail(e));
+            }
+            Err(_) => {}
+        }
+    }
+
     let target = session.resolve(Tool::Read, &path)?;
     let provider = &session.provider;
     let display = session.display(&target);
     let key = provider.key(&target);
     let (rendered, version) = match provider.read_text(&target, STREAM_THRESHOLD - 1) {
-        Ok(content) => {
-            let mut window = Window::new(offset, limit);
-            window.push(&content.text);
-            (window.finish(&display, None), content.version)
-        }
+        Ok(content) => return whole(session, key, &display, content, offset, limit),
         Err(e) if e.code == ErrorCode::TooLarge => {
             // Metadata before the stream opens: if the file changes while it is
             // scanned, the next stat differs and the index is not trusted.
@@ -92,6 +113,22 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
     };
     let rendered = rendered?;
     session.policy.observe(key, version);
+    Ok(rendered)
+}
+
+/// The window of a file read whole, observed at the version read.
+fn whole<P: Provider>(
+    session: &mut Session<P>,
+    key: String,
+    display: &str,
+    content: TextContent,
+    offset: u64,
+    limit: u64,
+) -> Result<String, ToolError> {
+    let mut window = Window::new(offset, limit);
+    window.push(&content.text);
+    let rendered = window.finish(display, None)?;
+    session.policy.observe(key, content.version);
     Ok(rendered)
 }
 

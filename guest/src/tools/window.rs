@@ -164,8 +164,26 @@ impl Window {
                 }
                 continue;
             }
+            if self.out.capacity() == 0 {
+                // Room for the window's lines as this chunk has them, so the
+                // output is not regrown line by line.
+                let lines = (self.last - self.line).saturating_add(1);
+                let bytes = rest.len() + rest.len() / 8 + 64;
+                self.out.reserve(
+                    bytes
+                        .min(MAX_OUTPUT_BYTES + 64)
+                        .min(lines.saturating_mul(128).try_into().unwrap_or(usize::MAX)),
+                );
+            }
             self.open = true;
             match memchr::memchr(b'\n', rest.as_bytes()) {
+                Some(at) if self.buf.is_empty() && self.overflow == 0 && at <= MAX_LINE_CHARS => {
+                    // A whole line in this chunk that needs no cut: rendered
+                    // straight from the chunk, as `take` + `end_line` would.
+                    let line = &rest[..at];
+                    self.render(line.strip_suffix('\r').unwrap_or(line), 0);
+                    rest = &rest[at + 1..];
+                }
                 Some(at) => {
                     self.take(&rest[..at]);
                     self.end_line();
@@ -199,7 +217,6 @@ impl Window {
     }
 
     fn end_line(&mut self) {
-        use std::fmt::Write;
         let mut overflow = std::mem::replace(&mut self.overflow, 0);
         // A CR before the LF is not part of the line.
         if std::mem::take(&mut self.cr) {
@@ -209,12 +226,24 @@ impl Window {
                 self.buf.pop();
             }
         }
+        let buf = std::mem::take(&mut self.buf);
+        self.render(&buf, overflow);
+        self.buf = buf;
+        self.buf.clear();
+    }
+
+    /// Renders the current line as `N: text` (with the cut marker when
+    /// `overflow` characters were left out) and moves to the next line.
+    fn render(&mut self, text: &str, overflow: u64) {
         // Rendered in place; taken back if it does not fit under the cap.
         let before = self.out.len();
-        let _ = write!(self.out, "{}: ", self.line);
-        self.out.push_str(&self.buf);
+        push_number(&mut self.out, self.line);
+        self.out.push_str(": ");
+        self.out.push_str(text);
         if overflow > 0 {
-            let _ = write!(self.out, "… [line cut: {overflow} more characters]");
+            self.out.push_str("… [line cut: ");
+            push_number(&mut self.out, overflow);
+            self.out.push_str(" more characters]");
         }
         self.out.push('\n');
         if self.out.len() > MAX_OUTPUT_BYTES {
@@ -224,7 +253,6 @@ impl Window {
             let from = self.shown.map_or(self.line, |(a, _)| a);
             self.shown = Some((from, self.line));
         }
-        self.buf.clear();
         self.line += 1;
         self.open = false;
     }
@@ -264,16 +292,18 @@ impl Window {
         if self.first > total {
             return Err(past_end(path, self.first, total));
         }
+        use std::fmt::Write;
         let (from, to) = self.shown.unwrap_or((self.first, self.first - 1));
-        let mut out = format!("File: {path}\n");
+        // Header, lines and footer in one allocation.
+        let mut out = String::with_capacity(path.len() + self.out.len() + 128);
+        out.push_str("File: ");
+        out.push_str(path);
+        out.push('\n');
         out.push_str(&self.out);
-        if to >= total && from == 1 {
-            out.push_str(&format!(
-                "(End of file: {}.)",
-                plural(total, "line", "lines")
-            ));
+        let _ = if to >= total && from == 1 {
+            write!(out, "(End of file: {}.)", plural(total, "line", "lines"))
         } else if to >= total {
-            out.push_str(&format!("(Lines {from}-{to} of {total}; end of file.)"));
+            write!(out, "(Lines {from}-{to} of {total}; end of file.)")
         } else {
             let cap = if self.capped {
                 " Output stopped at the 50 KiB limit."
@@ -281,19 +311,52 @@ impl Window {
                 ""
             };
             if to < from {
-                out.push_str(&format!(
+                write!(
+                    out,
                     "(Line {from} of {total} is not shown.{cap} Continue with offset={}.)",
                     to + 1
-                ));
+                )
             } else {
-                out.push_str(&format!(
+                write!(
+                    out,
                     "(Lines {from}-{to} of {total} shown.{cap} Continue with offset={}.)",
                     to + 1
-                ));
+                )
             }
-        }
+        };
         Ok(out)
     }
+}
+
+/// Appends `n` in decimal: the line numbers of a window, without the
+/// formatting machinery, and in 32-bit arithmetic while the number fits
+/// (wasm has no 64-bit multiply-high, so a 64-bit `/ 10` is a division).
+fn push_number(out: &mut String, n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut next = |d: u8| {
+        at -= 1;
+        digits[at] = b'0' + d;
+    };
+    let mut low = match u32::try_from(n) {
+        Ok(low) => low,
+        Err(_) => {
+            let mut n = n;
+            while n > u64::from(u32::MAX) {
+                next((n % 10) as u8);
+                n /= 10;
+            }
+            n as u32
+        }
+    };
+    loop {
+        next((low % 10) as u8);
+        low /= 10;
+        if low == 0 {
+            break;
+        }
+    }
+    out.extend(digits[at..].iter().map(|&d| char::from(d)));
 }
 
 /// An offset past the last line: an argument to fix, with the valid range.
@@ -393,6 +456,26 @@ mod tests {
             render_paged(unterminated, 3, 5, 4).unwrap(),
             render(unterminated, 3, 5).unwrap()
         );
+    }
+
+    #[test]
+    fn line_numbers_are_decimal() {
+        for n in [
+            0,
+            1,
+            9,
+            10,
+            99,
+            100,
+            4_294_967_295,
+            4_294_967_296,
+            10_000_000_000,
+            u64::MAX,
+        ] {
+            let mut out = String::from("x");
+            push_number(&mut out, n);
+            assert_eq!(out, format!("x{n}"));
+        }
     }
 
     #[test]

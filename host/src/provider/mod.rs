@@ -18,7 +18,8 @@ pub use dsh_fs_core::store::{ByteStore, Listing, Target, TextStream};
 pub use local::{LocalObject, LocalProvider, LocalReplace, LocalStore};
 
 use dsh_fs_core::{
-    EditOutcome, EditRequest, FsError, FsInfo, SearchQuery, TextContent, WriteIntent, WriteOutcome,
+    EditOutcome, EditRequest, FsError, FsInfo, PathText, SearchQuery, TextContent, WriteIntent,
+    WriteOutcome,
 };
 
 /// A virtual workspace held in memory: the text layer over [`MemoryStore`].
@@ -45,6 +46,20 @@ pub trait Provider: Send + Sync + fmt::Debug {
     /// [`ErrorCode::NotRegularFile`] for anything but a regular file (without
     /// blocking on FIFOs or devices).
     fn read_text(&self, target: &Target, max_bytes: u64) -> Result<TextContent, FsError>;
+
+    /// [`Provider::resolve`], then [`Provider::read_text`] of the target:
+    /// a read the component asks for in one crossing. A resolve failure is
+    /// the outer error; the read's outcome is [`PathText::content`].
+    fn read_path(&self, path: &str, max_bytes: u64) -> Result<PathText, FsError> {
+        let target = self.resolve(path)?;
+        let content = self.read_text(&target, max_bytes);
+        let (display_path, key) = target.into_parts();
+        Ok(PathText {
+            display_path,
+            key,
+            content,
+        })
+    }
 
     /// Like [`Provider::read_text`] in chunks, with memory bounded whatever
     /// the size, from `start` bytes into the text (after any BOM): 0, or an
@@ -117,6 +132,10 @@ where
 
     fn read_text(&self, target: &Target, max_bytes: u64) -> Result<TextContent, FsError> {
         TextLayer::read_text(self, target, max_bytes)
+    }
+
+    fn read_path(&self, path: &str, max_bytes: u64) -> Result<PathText, FsError> {
+        TextLayer::read_path(self, path, max_bytes)
     }
 
     fn stream_text(&self, target: &Target, start: u64) -> Result<BoxStream, FsError> {

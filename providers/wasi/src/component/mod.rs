@@ -56,10 +56,15 @@ impl api::Guest for Component {
         t: api::TargetBorrow<'_>,
         max_bytes: u64,
     ) -> Result<wit::TextContent, wit::FsError> {
-        let c = provider()?.read_text(t.get(), max_bytes)?;
-        Ok(wit::TextContent {
-            text: c.text,
-            version: c.version,
+        Ok(text_content(provider()?.read_text(t.get(), max_bytes)?))
+    }
+
+    fn read_path(path: String, max_bytes: u64) -> Result<wit::PathText, wit::FsError> {
+        let found = provider()?.read_path(&path, max_bytes)?;
+        Ok(wit::PathText {
+            display_path: found.display_path,
+            key: found.key,
+            content: found.content.map(text_content).map_err(Into::into),
         })
     }
 
@@ -175,6 +180,13 @@ fn entry_kind(kind: core::EntryKind) -> wit::EntryKind {
         core::EntryKind::File => wit::EntryKind::File,
         core::EntryKind::Directory => wit::EntryKind::Directory,
         core::EntryKind::Other => wit::EntryKind::Other,
+    }
+}
+
+fn text_content(c: core::TextContent) -> wit::TextContent {
+    wit::TextContent {
+        text: c.text,
+        version: c.version,
     }
 }
 
