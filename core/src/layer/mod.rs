@@ -243,14 +243,16 @@ pub(crate) fn read_full(
     Ok(n)
 }
 
-/// The whole object, refused with `too_large(size)` past `limit` bytes
-/// (before reading when its size says so, and if it grew while read).
+/// The whole object as opened, refused with `too_large(size)` past `limit`
+/// bytes before anything is read. Callers compare [`Object::token_now`]
+/// afterwards: a change during the read shows there, not here.
 pub(crate) fn read_all(
     object: &mut impl Object,
     limit: u64,
     too_large: impl Fn(u64) -> FsError,
 ) -> Result<Vec<u8>, FsError> {
-    let size = object.meta().size.unwrap_or(0);
+    let known = object.meta().size;
+    let size = known.unwrap_or(0);
     if size > limit {
         return Err(too_large(size));
     }
@@ -258,9 +260,18 @@ pub(crate) fn read_all(
     bytes
         .try_reserve_exact(size as usize + 1)
         .map_err(|_| too_large(size))?;
-    bytes.resize(size as usize + 1, 0);
+    if known.is_some() {
+        // The size it was opened at: no read past it to find the end. A file
+        // that grew or shrank meanwhile has another token, which every caller
+        // checks after the read.
+        bytes.resize(size as usize, 0);
+        let n = read_full(object, 0, &mut bytes)?;
+        bytes.truncate(n);
+        return Ok(bytes);
+    }
+    bytes.resize(1, 0);
     let mut n = read_full(object, 0, &mut bytes)?;
-    // It grew since it was opened: read on, up to the limit.
+    // No size known: read on to the end, up to the limit.
     while n == bytes.len() && (n as u64) <= limit {
         let more = bytes.len().clamp(1, CHUNK);
         bytes.resize(bytes.len() + more, 0);
