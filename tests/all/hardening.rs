@@ -352,6 +352,7 @@ fn race_editor_saves(ws: &Workspace, path: &str, body: &str, rounds: u32) -> u32
 }
 
 #[test]
+#[ignore = "timing: run alone (scripts/test runs it with --ignored --test-threads=1); the parallel suite's load widens the race window it measures"]
 fn editor_style_saves_during_an_edit_are_not_overwritten() {
     let ws = Workspace::new();
     let small = race_editor_saves(&ws, "small.txt", "body\n", 300);
@@ -406,6 +407,7 @@ fn race_in_place_writes(ws: &Workspace, path: &str, body: &str, rounds: u32) -> 
 }
 
 #[test]
+#[ignore = "timing: run alone (scripts/test runs it with --ignored --test-threads=1); the parallel suite's load widens the race window it measures"]
 fn in_place_writes_during_an_edit_are_not_overwritten() {
     let ws = Workspace::new();
     let small = race_in_place_writes(&ws, "small.txt", "body\n", 300);
