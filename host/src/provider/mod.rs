@@ -17,6 +17,8 @@ pub use dsh_fs_core::store::memory::MemoryStore;
 pub use dsh_fs_core::store::{ByteStore, Listing, Target, TextStream};
 pub use local::{LocalObject, LocalProvider, LocalReplace, LocalStore};
 
+#[cfg(doc)]
+use dsh_fs_core::ErrorCode;
 use dsh_fs_core::{
     EditOutcome, EditRequest, FsError, FsInfo, PathText, SearchQuery, TextContent, WriteIntent,
     WriteOutcome,
