@@ -1,11 +1,9 @@
-//! What every provider shares, whichever side of the seam it lives on (host
-//! backends, the `wasi:filesystem` provider component): lexical path
+//! The pieces of the text layer that stores use too: lexical path
 //! normalization, version tokens and the freshness rule, the checks of a
-//! guarded write, and the guarded splice. One copy, so a version or an intent
-//! means the same thing on every backend.
+//! guarded write, the stream decoder, and I/O error codes. One copy, so a
+//! version or an intent means the same thing on every backend.
 
-use crate::splice::{self, Spliced};
-use crate::{EditRequest, ErrorCode, FsError, Version, WriteIntent};
+use crate::{ErrorCode, FsError, Version, WriteIntent};
 use std::path::{Path, PathBuf};
 
 /// Longest path accepted (Linux's `PATH_MAX`).
@@ -103,23 +101,6 @@ pub fn check_write_intent(
             }
         }
     }
-}
-
-/// The shared part of an edit once the current bytes are loaded: the
-/// version check (before matching), then the splice.
-pub fn splice_checked(
-    display: &str,
-    bytes: &[u8],
-    meta: &str,
-    edit: &EditRequest,
-    expected: Option<&str>,
-) -> Result<Spliced, FsError> {
-    if let Some(v) = expected
-        && !still_fresh(v, meta, crate::text::content_hash(bytes))
-    {
-        return Err(FsError::stale(display));
-    }
-    splice::apply(bytes, edit).map_err(|e| e.into_fs_error(display))
 }
 
 /// `stale-version` for a file that is gone.
