@@ -46,6 +46,10 @@ use dsh::fs::types as inner;
 use exports::dsh::fs::provider as api;
 use exports::dsh::fs::types as outer;
 
+dsh_fs_core::wit_types!(inner);
+dsh_fs_core::wit_types!(outer);
+dsh_fs_core::wit_store!(store_wit);
+
 /// The instance's text layer, over the store the host plugged in.
 fn layer() -> &'static TextLayer<WitStore> {
     static LAYER: OnceLock<TextLayer<WitStore>> = OnceLock::new();
@@ -65,34 +69,20 @@ impl api::Guest for Component {
     }
 
     fn stat(t: api::TargetBorrow<'_>) -> Result<Option<outer::FsInfo>, outer::FsError> {
-        let info = layer().stat(&t.get::<TargetResource>().0)?;
-        Ok(info.map(|i| outer::FsInfo {
-            version: i.version,
-            kind: match i.kind {
-                core::EntryKind::File => outer::EntryKind::File,
-                core::EntryKind::Directory => outer::EntryKind::Directory,
-                core::EntryKind::Other => outer::EntryKind::Other,
-            },
-            size: i.size,
-        }))
+        Ok(layer().stat(&t.get::<TargetResource>().0)?.map(Into::into))
     }
 
     fn read_text(
         t: api::TargetBorrow<'_>,
         max_bytes: u64,
     ) -> Result<outer::TextContent, outer::FsError> {
-        Ok(text_content(
-            layer().read_text(&t.get::<TargetResource>().0, max_bytes)?,
-        ))
+        Ok(layer()
+            .read_text(&t.get::<TargetResource>().0, max_bytes)?
+            .into())
     }
 
     fn read_path(path: String, max_bytes: u64) -> Result<outer::PathText, outer::FsError> {
-        let found = layer().read_path(&path, max_bytes)?;
-        Ok(outer::PathText {
-            display_path: found.display_path,
-            key: found.key,
-            content: found.content.map(text_content).map_err(Into::into),
-        })
+        Ok(layer().read_path(&path, max_bytes)?.into())
     }
 
     fn stream_text(
@@ -108,18 +98,9 @@ impl api::Guest for Component {
         content: String,
         intent: Option<outer::WriteIntent>,
     ) -> Result<outer::WriteOutcome, outer::FsError> {
-        let intent = intent.map(|i| match i {
-            outer::WriteIntent::CreateIfAbsent => core::WriteIntent::CreateIfAbsent,
-            outer::WriteIntent::ReplaceIfVersion(v) => core::WriteIntent::ReplaceIfVersion(v),
-        });
-        let o = layer().write_text(&t.get::<TargetResource>().0, &content, intent)?;
-        Ok(outer::WriteOutcome {
-            operation: match o.operation {
-                core::WriteOperation::Created => outer::WriteOperation::Created,
-                core::WriteOperation::Updated => outer::WriteOperation::Updated,
-            },
-            version: o.version,
-        })
+        let intent = intent.map(Into::into);
+        let target = &t.get::<TargetResource>().0;
+        Ok(layer().write_text(target, &content, intent)?.into())
     }
 
     fn edit_text(
@@ -127,14 +108,10 @@ impl api::Guest for Component {
         edit: outer::EditRequest,
         expected: Option<outer::Version>,
     ) -> Result<outer::EditOutcome, outer::FsError> {
-        let edit = core::EditRequest::new(edit.old_string, edit.new_string, edit.replace_all);
         let target = &t.get::<TargetResource>().0;
-        let o = layer().edit_text(target, &edit, expected.as_deref())?;
-        Ok(outer::EditOutcome {
-            replacements: o.replacements,
-            version: o.version,
-            first_line: o.first_line,
-        })
+        Ok(layer()
+            .edit_text(target, &edit.into(), expected.as_deref())?
+            .into())
     }
 
     fn list_dir(t: api::TargetBorrow<'_>) -> Result<api::Listing, outer::FsError> {
@@ -184,112 +161,11 @@ struct ListingResource(RefCell<SortedListing>);
 impl api::GuestListing for ListingResource {
     fn next(&self, max: u32) -> Result<Vec<outer::DirEntry>, outer::FsError> {
         let page = self.0.borrow_mut().next_entries(max);
-        Ok(page
-            .into_iter()
-            .map(|e| outer::DirEntry {
-                name: e.name,
-                kind: match e.kind {
-                    core::DirEntryKind::File => outer::DirEntryKind::File,
-                    core::DirEntryKind::Directory => outer::DirEntryKind::Directory,
-                    core::DirEntryKind::Symlink => outer::DirEntryKind::Symlink,
-                    core::DirEntryKind::Other => outer::DirEntryKind::Other,
-                },
-                size: e.size,
-                modified: e.modified,
-            })
-            .collect())
+        Ok(page.into_iter().map(Into::into).collect())
     }
 
     fn skipped(&self) -> u64 {
         self.0.borrow().skipped()
-    }
-}
-
-/// The error codes, mapped by name from the store's WIT type to the core's
-/// and from the core's to the provider's WIT type.
-macro_rules! error_codes {
-    ($($code:ident),* $(,)?) => {
-        impl From<inner::ErrorCode> for core::ErrorCode {
-            fn from(code: inner::ErrorCode) -> Self {
-                match code {
-                    $(inner::ErrorCode::$code => core::ErrorCode::$code,)*
-                }
-            }
-        }
-
-        impl From<core::ErrorCode> for outer::ErrorCode {
-            fn from(code: core::ErrorCode) -> Self {
-                match code {
-                    $(core::ErrorCode::$code => outer::ErrorCode::$code,)*
-                    _ => outer::ErrorCode::IoError,
-                }
-            }
-        }
-    };
-}
-
-error_codes!(
-    NotFound,
-    NotText,
-    NotRegularFile,
-    NotDirectory,
-    StaleVersion,
-    NotObserved,
-    AmbiguousEdit,
-    EditNotFound,
-    SandboxDenied,
-    PermissionDenied,
-    TooLarge,
-    IoError,
-    Aborted,
-    InvalidInput,
-    Busy,
-);
-
-impl From<inner::FsError> for core::FsError {
-    fn from(e: inner::FsError) -> Self {
-        core::FsError::new(e.code.into(), e.message)
-    }
-}
-
-fn text_content(c: core::TextContent) -> outer::TextContent {
-    outer::TextContent {
-        text: c.text,
-        version: c.version,
-    }
-}
-
-impl From<core::FsError> for outer::FsError {
-    fn from(e: core::FsError) -> Self {
-        outer::FsError {
-            code: e.code.into(),
-            message: e.message,
-        }
-    }
-}
-
-impl From<store_wit::ObjectMeta> for core::store::ObjectMeta {
-    fn from(m: store_wit::ObjectMeta) -> Self {
-        core::store::ObjectMeta {
-            kind: match m.kind {
-                inner::EntryKind::File => core::EntryKind::File,
-                inner::EntryKind::Directory => core::EntryKind::Directory,
-                inner::EntryKind::Other => core::EntryKind::Other,
-            },
-            size: m.size,
-            token: m.token,
-        }
-    }
-}
-
-impl From<inner::DirEntryKind> for core::DirEntryKind {
-    fn from(kind: inner::DirEntryKind) -> Self {
-        match kind {
-            inner::DirEntryKind::File => core::DirEntryKind::File,
-            inner::DirEntryKind::Directory => core::DirEntryKind::Directory,
-            inner::DirEntryKind::Symlink => core::DirEntryKind::Symlink,
-            inner::DirEntryKind::Other => core::DirEntryKind::Other,
-        }
     }
 }
 

@@ -27,6 +27,7 @@ pub mod store;
 pub mod stream_splice;
 pub mod text;
 mod types;
+mod wit;
 
 pub use error::{ErrorCode, FsError};
 pub use types::{

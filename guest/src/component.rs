@@ -16,6 +16,8 @@ use dsh::fs::provider as seam;
 use dsh::fs::types as wit;
 use exports::dsh::fs::tools as api;
 
+dsh_fs_core::wit_types!(wit);
+
 /// The imported provider.
 struct Imported;
 
@@ -37,15 +39,7 @@ impl Provider for Imported {
     }
 
     fn stat(&self, target: &seam::Target) -> Result<Option<core::FsInfo>, core::FsError> {
-        Ok(seam::stat(target)?.map(|i| core::FsInfo {
-            version: i.version,
-            kind: match i.kind {
-                wit::EntryKind::File => core::EntryKind::File,
-                wit::EntryKind::Directory => core::EntryKind::Directory,
-                wit::EntryKind::Other => core::EntryKind::Other,
-            },
-            size: i.size,
-        }))
+        Ok(seam::stat(target)?.map(Into::into))
     }
 
     fn read_text(
@@ -53,16 +47,11 @@ impl Provider for Imported {
         target: &seam::Target,
         max_bytes: u64,
     ) -> Result<core::TextContent, core::FsError> {
-        Ok(text_content(seam::read_text(target, max_bytes)?))
+        Ok(seam::read_text(target, max_bytes)?.into())
     }
 
     fn read_path(&self, path: &str, max_bytes: u64) -> Result<core::PathText, core::FsError> {
-        let found = seam::read_path(path, max_bytes)?;
-        Ok(core::PathText {
-            display_path: found.display_path,
-            key: found.key,
-            content: found.content.map(text_content).map_err(Into::into),
-        })
+        Ok(seam::read_path(path, max_bytes)?.into())
     }
 
     fn stream_text(
@@ -79,18 +68,8 @@ impl Provider for Imported {
         content: &str,
         intent: Option<core::WriteIntent>,
     ) -> Result<core::WriteOutcome, core::FsError> {
-        let intent = intent.map(|i| match i {
-            core::WriteIntent::CreateIfAbsent => wit::WriteIntent::CreateIfAbsent,
-            core::WriteIntent::ReplaceIfVersion(v) => wit::WriteIntent::ReplaceIfVersion(v),
-        });
-        let o = seam::write_text(target, content, intent.as_ref())?;
-        Ok(core::WriteOutcome {
-            operation: match o.operation {
-                wit::WriteOperation::Created => core::WriteOperation::Created,
-                wit::WriteOperation::Updated => core::WriteOperation::Updated,
-            },
-            version: o.version,
-        })
+        let intent = intent.map(wit::WriteIntent::from);
+        Ok(seam::write_text(target, content, intent.as_ref())?.into())
     }
 
     fn edit_text(
@@ -99,17 +78,8 @@ impl Provider for Imported {
         edit: &core::EditRequest,
         expected: Option<&str>,
     ) -> Result<core::EditOutcome, core::FsError> {
-        let request = wit::EditRequest {
-            old_string: edit.old_string.clone(),
-            new_string: edit.new_string.clone(),
-            replace_all: edit.replace_all,
-        };
-        let o = seam::edit_text(target, &request, expected)?;
-        Ok(core::EditOutcome {
-            replacements: o.replacements,
-            version: o.version,
-            first_line: o.first_line,
-        })
+        let request = wit::EditRequest::from(edit.clone());
+        Ok(seam::edit_text(target, &request, expected)?.into())
     }
 
     fn list_dir(&self, target: &seam::Target) -> Result<seam::Listing, core::FsError> {
@@ -121,36 +91,14 @@ impl Provider for Imported {
         target: &seam::Target,
         query: &core::SearchQuery,
     ) -> Result<Option<String>, core::FsError> {
-        let query = match query {
-            core::SearchQuery::Glob(pattern) => wit::SearchQuery::Glob(pattern.clone()),
-            core::SearchQuery::Grep { pattern, include } => {
-                wit::SearchQuery::Grep(wit::GrepQuery {
-                    pattern: pattern.clone(),
-                    include: include.clone(),
-                })
-            }
-        };
+        let query = wit::SearchQuery::from(query.clone());
         seam::search(target, &query).map_err(Into::into)
     }
 }
 
 impl Listing for seam::Listing {
     fn next_entries(&mut self, max: u32) -> Result<Vec<core::DirEntry>, core::FsError> {
-        let page = self.next(max)?;
-        Ok(page
-            .into_iter()
-            .map(|e| core::DirEntry {
-                name: e.name,
-                kind: match e.kind {
-                    wit::DirEntryKind::File => core::DirEntryKind::File,
-                    wit::DirEntryKind::Directory => core::DirEntryKind::Directory,
-                    wit::DirEntryKind::Symlink => core::DirEntryKind::Symlink,
-                    wit::DirEntryKind::Other => core::DirEntryKind::Other,
-                },
-                size: e.size,
-                modified: e.modified,
-            })
-            .collect())
+        Ok(self.next(max)?.into_iter().map(Into::into).collect())
     }
 
     fn skipped(&self) -> u64 {
@@ -165,38 +113,6 @@ impl TextStream for seam::TextStream {
 
     fn version(&self) -> Option<String> {
         seam::TextStream::version(self)
-    }
-}
-
-fn text_content(c: wit::TextContent) -> core::TextContent {
-    core::TextContent {
-        text: c.text,
-        version: c.version,
-    }
-}
-
-impl From<wit::FsError> for core::FsError {
-    fn from(e: wit::FsError) -> Self {
-        use core::ErrorCode as C;
-        use wit::ErrorCode as W;
-        let code = match e.code {
-            W::NotFound => C::NotFound,
-            W::NotText => C::NotText,
-            W::NotRegularFile => C::NotRegularFile,
-            W::NotDirectory => C::NotDirectory,
-            W::StaleVersion => C::StaleVersion,
-            W::NotObserved => C::NotObserved,
-            W::AmbiguousEdit => C::AmbiguousEdit,
-            W::EditNotFound => C::EditNotFound,
-            W::SandboxDenied => C::SandboxDenied,
-            W::PermissionDenied => C::PermissionDenied,
-            W::TooLarge => C::TooLarge,
-            W::IoError => C::IoError,
-            W::Aborted => C::Aborted,
-            W::Busy => C::Busy,
-            W::InvalidInput => C::InvalidInput,
-        };
-        core::FsError::new(code, e.message)
     }
 }
 

@@ -43,6 +43,10 @@ use dsh::fs::types as inner;
 use exports::dsh::fs::provider as api;
 use exports::dsh::fs::types as outer;
 
+dsh_fs_core::wit_types!(inner);
+dsh_fs_core::wit_types!(outer);
+dsh_fs_core::wit_store!(seam);
+
 /// Where the repository's build put the adapter component, if it built one.
 pub const ADAPTER_PATH: Option<&str> = option_env!("DSH_FS_ADAPTER_PATH");
 
@@ -402,25 +406,13 @@ where
         let mut i = lock(&self.instance);
         let t = i.target(target)?;
         let info = i.call(|api, s| api.call_stat(s, t))?;
-        Ok(info.map(|i| FsInfo {
-            version: i.version,
-            kind: match i.kind {
-                outer::EntryKind::File => core::EntryKind::File,
-                outer::EntryKind::Directory => core::EntryKind::Directory,
-                outer::EntryKind::Other => core::EntryKind::Other,
-            },
-            size: i.size,
-        }))
+        Ok(info.map(Into::into))
     }
 
     fn read_text(&self, target: &Target, max_bytes: u64) -> Result<TextContent, FsError> {
         let mut i = lock(&self.instance);
         let t = i.target(target)?;
-        let c = i.call(|api, s| api.call_read_text(s, t, max_bytes))?;
-        Ok(TextContent {
-            text: c.text,
-            version: c.version,
-        })
+        Ok(i.call(|api, s| api.call_read_text(s, t, max_bytes))?.into())
     }
 
     fn stream_text(&self, target: &Target, start: u64) -> Result<BoxStream, FsError> {
@@ -442,18 +434,9 @@ where
     ) -> Result<WriteOutcome, FsError> {
         let mut i = lock(&self.instance);
         let t = i.target(target)?;
-        let intent = intent.map(|i| match i {
-            WriteIntent::CreateIfAbsent => outer::WriteIntent::CreateIfAbsent,
-            WriteIntent::ReplaceIfVersion(v) => outer::WriteIntent::ReplaceIfVersion(v),
-        });
+        let intent = intent.map(outer::WriteIntent::from);
         let o = i.call(|api, s| api.call_write_text(s, t, content, intent.as_ref()))?;
-        Ok(WriteOutcome {
-            operation: match o.operation {
-                outer::WriteOperation::Created => core::WriteOperation::Created,
-                outer::WriteOperation::Updated => core::WriteOperation::Updated,
-            },
-            version: o.version,
-        })
+        Ok(o.into())
     }
 
     fn edit_text(
@@ -464,18 +447,10 @@ where
     ) -> Result<EditOutcome, FsError> {
         let mut i = lock(&self.instance);
         let t = i.target(target)?;
-        let edit = outer::EditRequest {
-            old_string: edit.old_string.clone(),
-            new_string: edit.new_string.clone(),
-            replace_all: edit.replace_all,
-        };
+        let edit = outer::EditRequest::from(edit.clone());
         let expected = expected.map(str::to_owned);
         let o = i.call(|api, s| api.call_edit_text(s, t, &edit, expected.as_ref()))?;
-        Ok(EditOutcome {
-            replacements: o.replacements,
-            version: o.version,
-            first_line: o.first_line,
-        })
+        Ok(o.into())
     }
 
     fn list_dir(&self, target: &Target) -> Result<BoxListing, FsError> {
@@ -492,13 +467,7 @@ where
     fn search(&self, target: &Target, query: &SearchQuery) -> Result<Option<String>, FsError> {
         let mut i = lock(&self.instance);
         let t = i.target(target)?;
-        let query = match query {
-            SearchQuery::Glob(pattern) => outer::SearchQuery::Glob(pattern.clone()),
-            SearchQuery::Grep { pattern, include } => outer::SearchQuery::Grep(outer::GrepQuery {
-                pattern: pattern.clone(),
-                include: include.clone(),
-            }),
-        };
+        let query = outer::SearchQuery::from(query.clone());
         i.call(|api, s| api.call_search(s, t, &query))
     }
 }
@@ -541,20 +510,7 @@ impl<S: Send + Sync + 'static> Listing for GuestListing<S> {
     fn next_entries(&mut self, max: u32) -> Result<Vec<core::DirEntry>, FsError> {
         let r = self.0.resource;
         let page = lock(&self.0.instance).call(|api, s| api.listing().call_next(s, r, max))?;
-        Ok(page
-            .into_iter()
-            .map(|e| core::DirEntry {
-                name: e.name,
-                kind: match e.kind {
-                    outer::DirEntryKind::File => core::DirEntryKind::File,
-                    outer::DirEntryKind::Directory => core::DirEntryKind::Directory,
-                    outer::DirEntryKind::Symlink => core::DirEntryKind::Symlink,
-                    outer::DirEntryKind::Other => core::DirEntryKind::Other,
-                },
-                size: e.size,
-                modified: e.modified,
-            })
-            .collect())
+        Ok(page.into_iter().map(Into::into).collect())
     }
 
     fn skipped(&self) -> u64 {
@@ -564,77 +520,3 @@ impl<S: Send + Sync + 'static> Listing for GuestListing<S> {
             .unwrap_or(0)
     }
 }
-
-impl From<core::store::ObjectMeta> for seam::ObjectMeta {
-    fn from(m: core::store::ObjectMeta) -> Self {
-        seam::ObjectMeta {
-            kind: match m.kind {
-                core::EntryKind::File => inner::EntryKind::File,
-                core::EntryKind::Directory => inner::EntryKind::Directory,
-                core::EntryKind::Other => inner::EntryKind::Other,
-            },
-            size: m.size,
-            token: m.token,
-        }
-    }
-}
-
-impl From<core::DirEntry> for inner::DirEntry {
-    fn from(e: core::DirEntry) -> Self {
-        inner::DirEntry {
-            name: e.name,
-            kind: match e.kind {
-                core::DirEntryKind::File => inner::DirEntryKind::File,
-                core::DirEntryKind::Directory => inner::DirEntryKind::Directory,
-                core::DirEntryKind::Symlink => inner::DirEntryKind::Symlink,
-                core::DirEntryKind::Other => inner::DirEntryKind::Other,
-            },
-            size: e.size,
-            modified: e.modified,
-        }
-    }
-}
-
-/// The error codes, mapped by name from the core's to the store's WIT type
-/// and from the provider's WIT type back to the core's.
-macro_rules! error_codes {
-    ($($code:ident),* $(,)?) => {
-        impl From<FsError> for inner::FsError {
-            fn from(e: FsError) -> Self {
-                let code = match e.code {
-                    $(core::ErrorCode::$code => inner::ErrorCode::$code,)*
-                    #[allow(unreachable_patterns)]
-                    _ => inner::ErrorCode::IoError,
-                };
-                inner::FsError { code, message: e.message }
-            }
-        }
-
-        impl From<outer::FsError> for FsError {
-            fn from(e: outer::FsError) -> Self {
-                let code = match e.code {
-                    $(outer::ErrorCode::$code => core::ErrorCode::$code,)*
-                };
-                FsError::new(code, e.message)
-            }
-        }
-    };
-}
-
-error_codes!(
-    NotFound,
-    NotText,
-    NotRegularFile,
-    NotDirectory,
-    StaleVersion,
-    NotObserved,
-    AmbiguousEdit,
-    EditNotFound,
-    SandboxDenied,
-    PermissionDenied,
-    TooLarge,
-    IoError,
-    Aborted,
-    InvalidInput,
-    Busy,
-);

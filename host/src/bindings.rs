@@ -22,6 +22,8 @@ wasmtime::component::bindgen!({
 use dsh::fs::provider as seam;
 pub use dsh::fs::types as wit;
 
+dsh_fs_core::wit_types!(wit);
+
 /// A provider's stream as a resource of the store.
 pub struct StreamHandle(pub crate::provider::BoxStream);
 
@@ -45,34 +47,17 @@ impl seam::Host for HostState {
     fn stat(&mut self, t: Resource<Target>) -> Res<Option<wit::FsInfo>> {
         let target = self.table.get(&t)?;
         Ok(lift(self.provider.stat(target), |info| {
-            info.map(|i| wit::FsInfo {
-                version: i.version,
-                kind: match i.kind {
-                    core::EntryKind::File => wit::EntryKind::File,
-                    core::EntryKind::Directory => wit::EntryKind::Directory,
-                    core::EntryKind::Other => wit::EntryKind::Other,
-                },
-                size: i.size,
-            })
+            info.map(Into::into)
         }))
     }
 
     fn read_text(&mut self, t: Resource<Target>, max_bytes: u64) -> Res<wit::TextContent> {
         let target = self.table.get(&t)?;
-        Ok(lift(
-            self.provider.read_text(target, max_bytes),
-            text_content,
-        ))
+        Ok(lift(self.provider.read_text(target, max_bytes), Into::into))
     }
 
     fn read_path(&mut self, path: String, max_bytes: u64) -> Res<wit::PathText> {
-        Ok(lift(self.provider.read_path(&path, max_bytes), |p| {
-            wit::PathText {
-                display_path: p.display_path,
-                key: p.key,
-                content: lift(p.content, text_content),
-            }
-        }))
+        Ok(lift(self.provider.read_path(&path, max_bytes), Into::into))
     }
 
     fn stream_text(&mut self, t: Resource<Target>, start: u64) -> Res<Resource<StreamHandle>> {
@@ -90,20 +75,12 @@ impl seam::Host for HostState {
         intent: Option<wit::WriteIntent>,
     ) -> Res<wit::WriteOutcome> {
         let target = self.table.get(&t)?;
-        let intent = intent.map(|i| match i {
-            wit::WriteIntent::CreateIfAbsent => core::WriteIntent::CreateIfAbsent,
-            wit::WriteIntent::ReplaceIfVersion(v) => core::WriteIntent::ReplaceIfVersion(v),
-        });
-        let done = self.provider.write_text(target, &content, intent);
+        let done = self
+            .provider
+            .write_text(target, &content, intent.map(Into::into));
         let shown = target.display_path().to_owned();
         self.note_mutation(&shown, &done);
-        Ok(lift(done, |o| wit::WriteOutcome {
-            operation: match o.operation {
-                core::WriteOperation::Created => wit::WriteOperation::Created,
-                core::WriteOperation::Updated => wit::WriteOperation::Updated,
-            },
-            version: o.version,
-        }))
+        Ok(lift(done, Into::into))
     }
 
     fn edit_text(
@@ -113,21 +90,13 @@ impl seam::Host for HostState {
         expected: Option<String>,
     ) -> Res<wit::EditOutcome> {
         let target = self.table.get(&t)?;
-        let request = core::EditRequest {
-            old_string: edit.old_string,
-            new_string: edit.new_string,
-            replace_all: edit.replace_all,
-        };
+        let request = edit.into();
         let done = self
             .provider
             .edit_text(target, &request, expected.as_deref());
         let shown = target.display_path().to_owned();
         self.note_mutation(&shown, &done);
-        Ok(lift(done, |o| wit::EditOutcome {
-            replacements: o.replacements,
-            version: o.version,
-            first_line: o.first_line,
-        }))
+        Ok(lift(done, Into::into))
     }
 
     fn list_dir(&mut self, t: Resource<Target>) -> Res<Resource<ListingHandle>> {
@@ -140,14 +109,10 @@ impl seam::Host for HostState {
 
     fn search(&mut self, t: Resource<Target>, query: wit::SearchQuery) -> Res<Option<String>> {
         let target = self.table.get(&t)?;
-        let query = match query {
-            wit::SearchQuery::Glob(pattern) => core::SearchQuery::Glob(pattern),
-            wit::SearchQuery::Grep(q) => core::SearchQuery::Grep {
-                pattern: q.pattern,
-                include: q.include,
-            },
-        };
-        Ok(self.provider.search(target, &query).map_err(Into::into))
+        Ok(self
+            .provider
+            .search(target, &query.into())
+            .map_err(Into::into))
     }
 }
 
@@ -188,20 +153,7 @@ impl seam::HostListing for HostState {
     fn next(&mut self, l: Resource<ListingHandle>, max: u32) -> Res<Vec<wit::DirEntry>> {
         let page = self.table.get_mut(&l)?.0.next_entries(max);
         Ok(lift(page, |entries| {
-            entries
-                .into_iter()
-                .map(|e| wit::DirEntry {
-                    name: e.name,
-                    kind: match e.kind {
-                        core::DirEntryKind::File => wit::DirEntryKind::File,
-                        core::DirEntryKind::Directory => wit::DirEntryKind::Directory,
-                        core::DirEntryKind::Symlink => wit::DirEntryKind::Symlink,
-                        core::DirEntryKind::Other => wit::DirEntryKind::Other,
-                    },
-                    size: e.size,
-                    modified: e.modified,
-                })
-                .collect()
+            entries.into_iter().map(Into::into).collect()
         }))
     }
 
@@ -215,41 +167,3 @@ impl seam::HostListing for HostState {
 }
 
 impl dsh::fs::types::Host for HostState {}
-
-fn text_content(c: core::TextContent) -> wit::TextContent {
-    wit::TextContent {
-        text: c.text,
-        version: c.version,
-    }
-}
-
-impl From<core::FsError> for wit::FsError {
-    fn from(e: core::FsError) -> Self {
-        use core::ErrorCode as C;
-        use wit::ErrorCode as W;
-        let code = match e.code {
-            C::NotFound => W::NotFound,
-            C::NotText => W::NotText,
-            C::NotRegularFile => W::NotRegularFile,
-            C::NotDirectory => W::NotDirectory,
-            C::StaleVersion => W::StaleVersion,
-            C::NotObserved => W::NotObserved,
-            C::AmbiguousEdit => W::AmbiguousEdit,
-            C::EditNotFound => W::EditNotFound,
-            C::SandboxDenied => W::SandboxDenied,
-            C::PermissionDenied => W::PermissionDenied,
-            C::TooLarge => W::TooLarge,
-            C::IoError => W::IoError,
-            C::Aborted => W::Aborted,
-            C::InvalidInput => W::InvalidInput,
-            C::Busy => W::Busy,
-            // `ErrorCode` is non-exhaustive for downstream crates only.
-            #[allow(unreachable_patterns)]
-            _ => W::IoError,
-        };
-        wit::FsError {
-            code,
-            message: e.message,
-        }
-    }
-}

@@ -9,7 +9,7 @@
 use dsh_fs_core::store::{
     ByteStore, Guard, Listing, Object, ObjectMeta, Replace, Target, contract,
 };
-use dsh_fs_core::{DirEntry, DirEntryKind, EntryKind, ErrorCode, FsError};
+use dsh_fs_core::{DirEntry, FsError};
 use std::cell::RefCell;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -25,6 +25,9 @@ wasmtime::component::bindgen!({
 
 use exports::dsh::fs::store as api;
 use exports::dsh::fs::types as wit;
+
+dsh_fs_core::wit_types!(wit);
+dsh_fs_core::wit_store!(api);
 
 /// What the component's instance sees of the host: WASI with one directory.
 struct Host {
@@ -55,7 +58,7 @@ impl Instance {
         let (store, bindings) = &mut *inner;
         f(bindings.dsh_fs_store(), store)
             .expect("the store component trapped")
-            .map_err(from_wit)
+            .map_err(FsError::from)
     }
 
     /// Drops a resource the component handed out.
@@ -116,7 +119,7 @@ impl ComponentStore {
         Ok(ComponentObject {
             instance: self.instance.clone(),
             reader: Some(reader),
-            meta: object_meta(meta),
+            meta: meta.into(),
         })
     }
 }
@@ -146,7 +149,7 @@ impl ByteStore for ComponentStore {
         let meta = self
             .instance
             .call(|api, s| api.call_stat(s, &place(target)))?;
-        Ok(meta.map(object_meta))
+        Ok(meta.map(Into::into))
     }
 
     fn open(&self, target: &Target) -> Result<ComponentObject, FsError> {
@@ -281,20 +284,7 @@ impl Listing for ComponentListing {
         let page = self
             .instance
             .call(|api, s| api.listing().call_next(s, l, max))?;
-        Ok(page
-            .into_iter()
-            .map(|e| DirEntry {
-                name: e.name,
-                kind: match e.kind {
-                    wit::DirEntryKind::File => DirEntryKind::File,
-                    wit::DirEntryKind::Directory => DirEntryKind::Directory,
-                    wit::DirEntryKind::Symlink => DirEntryKind::Symlink,
-                    wit::DirEntryKind::Other => DirEntryKind::Other,
-                },
-                size: e.size,
-                modified: e.modified,
-            })
-            .collect())
+        Ok(page.into_iter().map(Into::into).collect())
     }
 
     fn skipped(&self) -> u64 {
@@ -311,41 +301,6 @@ impl Drop for ComponentListing {
             self.instance.drop_resource(l);
         }
     }
-}
-
-fn object_meta(meta: api::ObjectMeta) -> ObjectMeta {
-    ObjectMeta {
-        kind: match meta.kind {
-            wit::EntryKind::File => EntryKind::File,
-            wit::EntryKind::Directory => EntryKind::Directory,
-            wit::EntryKind::Other => EntryKind::Other,
-        },
-        size: meta.size,
-        token: meta.token,
-    }
-}
-
-fn from_wit(e: wit::FsError) -> FsError {
-    use ErrorCode as C;
-    use wit::ErrorCode as W;
-    let code = match e.code {
-        W::NotFound => C::NotFound,
-        W::NotText => C::NotText,
-        W::NotRegularFile => C::NotRegularFile,
-        W::NotDirectory => C::NotDirectory,
-        W::StaleVersion => C::StaleVersion,
-        W::NotObserved => C::NotObserved,
-        W::AmbiguousEdit => C::AmbiguousEdit,
-        W::EditNotFound => C::EditNotFound,
-        W::SandboxDenied => C::SandboxDenied,
-        W::PermissionDenied => C::PermissionDenied,
-        W::TooLarge => C::TooLarge,
-        W::IoError => C::IoError,
-        W::Aborted => C::Aborted,
-        W::Busy => C::Busy,
-        W::InvalidInput => C::InvalidInput,
-    };
-    FsError::new(code, e.message)
 }
 
 /// The provider component the CLI composition is built from.

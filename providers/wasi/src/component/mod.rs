@@ -21,6 +21,10 @@ wit_bindgen::generate!({
 use exports::dsh::fs::provider as api;
 use exports::dsh::fs::types as wit;
 
+dsh_fs_core::wit_types!(wit);
+dsh_fs_core::wit_store!(store_wit);
+use exports::dsh::fs::store as store_wit;
+
 /// The instance's provider, opened on first use; a root the runtime did not
 /// grant makes every call fail with the reason.
 fn provider() -> Result<&'static WasiProvider, wit::FsError> {
@@ -44,28 +48,18 @@ impl api::Guest for Component {
     }
 
     fn stat(t: api::TargetBorrow<'_>) -> Result<Option<wit::FsInfo>, wit::FsError> {
-        let info = provider()?.stat(t.get())?;
-        Ok(info.map(|i| wit::FsInfo {
-            version: i.version,
-            kind: entry_kind(i.kind),
-            size: i.size,
-        }))
+        Ok(provider()?.stat(t.get())?.map(Into::into))
     }
 
     fn read_text(
         t: api::TargetBorrow<'_>,
         max_bytes: u64,
     ) -> Result<wit::TextContent, wit::FsError> {
-        Ok(text_content(provider()?.read_text(t.get(), max_bytes)?))
+        Ok(provider()?.read_text(t.get(), max_bytes)?.into())
     }
 
     fn read_path(path: String, max_bytes: u64) -> Result<wit::PathText, wit::FsError> {
-        let found = provider()?.read_path(&path, max_bytes)?;
-        Ok(wit::PathText {
-            display_path: found.display_path,
-            key: found.key,
-            content: found.content.map(text_content).map_err(Into::into),
-        })
+        Ok(provider()?.read_path(&path, max_bytes)?.into())
     }
 
     fn stream_text(t: api::TargetBorrow<'_>, start: u64) -> Result<api::TextStream, wit::FsError> {
@@ -78,18 +72,8 @@ impl api::Guest for Component {
         content: String,
         intent: Option<wit::WriteIntent>,
     ) -> Result<wit::WriteOutcome, wit::FsError> {
-        let intent = intent.map(|i| match i {
-            wit::WriteIntent::CreateIfAbsent => core::WriteIntent::CreateIfAbsent,
-            wit::WriteIntent::ReplaceIfVersion(v) => core::WriteIntent::ReplaceIfVersion(v),
-        });
-        let o = provider()?.write_text(t.get(), &content, intent)?;
-        Ok(wit::WriteOutcome {
-            operation: match o.operation {
-                core::WriteOperation::Created => wit::WriteOperation::Created,
-                core::WriteOperation::Updated => wit::WriteOperation::Updated,
-            },
-            version: o.version,
-        })
+        let intent = intent.map(Into::into);
+        Ok(provider()?.write_text(t.get(), &content, intent)?.into())
     }
 
     fn edit_text(
@@ -97,13 +81,10 @@ impl api::Guest for Component {
         edit: wit::EditRequest,
         expected: Option<wit::Version>,
     ) -> Result<wit::EditOutcome, wit::FsError> {
-        let edit = core::EditRequest::new(edit.old_string, edit.new_string, edit.replace_all);
-        let o = provider()?.edit_text(t.get(), &edit, expected.as_deref())?;
-        Ok(wit::EditOutcome {
-            replacements: o.replacements,
-            version: o.version,
-            first_line: o.first_line,
-        })
+        let edit = edit.into();
+        Ok(provider()?
+            .edit_text(t.get(), &edit, expected.as_deref())?
+            .into())
     }
 
     fn list_dir(t: api::TargetBorrow<'_>) -> Result<api::Listing, wit::FsError> {
@@ -149,19 +130,7 @@ struct ListingResource(RefCell<SortedListing>);
 impl ListingResource {
     fn next_page(&self, max: u32) -> Vec<wit::DirEntry> {
         let page = self.0.borrow_mut().next_entries(max);
-        page.into_iter()
-            .map(|e| wit::DirEntry {
-                name: e.name,
-                kind: match e.kind {
-                    core::DirEntryKind::File => wit::DirEntryKind::File,
-                    core::DirEntryKind::Directory => wit::DirEntryKind::Directory,
-                    core::DirEntryKind::Symlink => wit::DirEntryKind::Symlink,
-                    core::DirEntryKind::Other => wit::DirEntryKind::Other,
-                },
-                size: e.size,
-                modified: e.modified,
-            })
-            .collect()
+        page.into_iter().map(Into::into).collect()
     }
 }
 
@@ -172,50 +141,6 @@ impl api::GuestListing for ListingResource {
 
     fn skipped(&self) -> u64 {
         self.0.borrow().skipped()
-    }
-}
-
-fn entry_kind(kind: core::EntryKind) -> wit::EntryKind {
-    match kind {
-        core::EntryKind::File => wit::EntryKind::File,
-        core::EntryKind::Directory => wit::EntryKind::Directory,
-        core::EntryKind::Other => wit::EntryKind::Other,
-    }
-}
-
-fn text_content(c: core::TextContent) -> wit::TextContent {
-    wit::TextContent {
-        text: c.text,
-        version: c.version,
-    }
-}
-
-impl From<core::FsError> for wit::FsError {
-    fn from(e: core::FsError) -> Self {
-        use core::ErrorCode as C;
-        use wit::ErrorCode as W;
-        let code = match e.code {
-            C::NotFound => W::NotFound,
-            C::NotText => W::NotText,
-            C::NotRegularFile => W::NotRegularFile,
-            C::NotDirectory => W::NotDirectory,
-            C::StaleVersion => W::StaleVersion,
-            C::NotObserved => W::NotObserved,
-            C::AmbiguousEdit => W::AmbiguousEdit,
-            C::EditNotFound => W::EditNotFound,
-            C::SandboxDenied => W::SandboxDenied,
-            C::PermissionDenied => W::PermissionDenied,
-            C::TooLarge => W::TooLarge,
-            C::IoError => W::IoError,
-            C::Aborted => W::Aborted,
-            C::Busy => W::Busy,
-            C::InvalidInput => W::InvalidInput,
-            _ => W::IoError,
-        };
-        wit::FsError {
-            code,
-            message: e.message,
-        }
     }
 }
 

@@ -3,9 +3,9 @@
 
 use super::exports::dsh::fs::store as api;
 use super::exports::dsh::fs::types as wit;
-use super::{Component, ListingResource, entry_kind, provider};
+use super::{Component, ListingResource, provider};
 use crate::{WasiObject, WasiReplace, WasiStore};
-use dsh_fs_core::store::{ByteStore, Guard, Object, ObjectMeta, Replace, Target};
+use dsh_fs_core::store::{ByteStore, Guard, Object, Replace, Target};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -15,14 +15,6 @@ fn store() -> Result<&'static WasiStore, wit::FsError> {
 
 fn target(at: api::Place) -> Target {
     Target::new(at.shown, at.key)
-}
-
-fn object_meta(meta: &ObjectMeta) -> api::ObjectMeta {
-    api::ObjectMeta {
-        kind: entry_kind(meta.kind),
-        size: meta.size,
-        token: meta.token.clone(),
-    }
 }
 
 impl api::Guest for Component {
@@ -52,7 +44,7 @@ impl api::Guest for Component {
     }
 
     fn stat(at: api::Place) -> Result<Option<api::ObjectMeta>, wit::FsError> {
-        Ok(store()?.stat(&target(at))?.as_ref().map(object_meta))
+        Ok(store()?.stat(&target(at))?.map(Into::into))
     }
 
     fn open(at: api::Place) -> Result<api::Reader, wit::FsError> {
@@ -84,7 +76,7 @@ pub(super) struct ReaderResource(Rc<RefCell<WasiObject>>);
 
 impl api::GuestReader for ReaderResource {
     fn meta(&self) -> api::ObjectMeta {
-        object_meta(self.0.borrow().meta())
+        self.0.borrow().meta().clone().into()
     }
 
     fn read(&self, offset: u64, len: u32) -> Result<Vec<u8>, wit::FsError> {
