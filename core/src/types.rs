@@ -47,6 +47,18 @@ pub struct PathText {
     pub content: Result<TextContent, crate::FsError>,
 }
 
+impl PathText {
+    /// What `read-path` answers for `target`, whose whole read gave `content`.
+    pub fn new(target: crate::store::Target, content: Result<TextContent, crate::FsError>) -> Self {
+        let (display_path, key) = target.into_parts();
+        PathText {
+            display_path,
+            key,
+            content,
+        }
+    }
+}
+
 /// The guard a write runs under.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WriteIntent {

@@ -86,12 +86,7 @@ impl<S: ByteStore> TextLayer<S> {
     pub fn read_path(&self, path: &str, max_bytes: u64) -> Result<PathText, FsError> {
         let target = self.resolve(path)?;
         let content = self.read_text(&target, max_bytes);
-        let (display_path, key) = target.into_parts();
-        Ok(PathText {
-            display_path,
-            key,
-            content,
-        })
+        Ok(PathText::new(target, content))
     }
 
     /// The decoded text in chunks, from text offset `start` (after any BOM).

@@ -55,12 +55,7 @@ pub trait Provider: Send + Sync + fmt::Debug {
     fn read_path(&self, path: &str, max_bytes: u64) -> Result<PathText, FsError> {
         let target = self.resolve(path)?;
         let content = self.read_text(&target, max_bytes);
-        let (display_path, key) = target.into_parts();
-        Ok(PathText {
-            display_path,
-            key,
-            content,
-        })
+        Ok(PathText::new(target, content))
     }
 
     /// Like [`Provider::read_text`] in chunks, with memory bounded whatever
