@@ -184,52 +184,12 @@ impl Window {
                     self.render(line.strip_suffix('\r').unwrap_or(line), 0);
                     rest = &rest[at + 1..];
                 }
-                Some(at) => {
-                    self.take(&rest[..at]);
-                    self.end_line();
-                    rest = &rest[at + 1..];
-                }
-                None => {
-                    self.take(rest);
-                    return;
-                }
+                newline => match self.feed_line(rest, newline) {
+                    Some(after) => rest = after,
+                    None => return,
+                },
             }
         }
-    }
-
-    fn take(&mut self, piece: &str) {
-        if !piece.is_empty() {
-            self.cr = piece.ends_with('\r');
-        }
-        let room = MAX_LINE_CHARS.saturating_sub(self.buf.len());
-        if self.overflow == 0 && piece.len() <= room {
-            self.buf.push_str(piece); // ASCII-fast path: bytes ≤ room implies chars ≤ room
-            return;
-        }
-        let have = self.buf.chars().count();
-        let mut chars = piece.char_indices();
-        let keep = MAX_LINE_CHARS.saturating_sub(have);
-        let cut = chars.nth(keep).map_or(piece.len(), |(i, _)| i);
-        if self.overflow == 0 {
-            self.buf.push_str(&piece[..cut]);
-        }
-        self.overflow += piece[cut..].chars().count() as u64;
-    }
-
-    fn end_line(&mut self) {
-        let mut overflow = std::mem::replace(&mut self.overflow, 0);
-        // A CR before the LF is not part of the line.
-        if std::mem::take(&mut self.cr) {
-            if overflow > 0 {
-                overflow -= 1;
-            } else {
-                self.buf.pop();
-            }
-        }
-        let buf = std::mem::take(&mut self.buf);
-        self.render(&buf, overflow);
-        self.buf = buf;
-        self.buf.clear();
     }
 
     /// Renders the current line as `N: text` (with the cut marker when
@@ -325,6 +285,70 @@ impl Window {
             }
         };
         Ok(out)
+    }
+}
+
+/// A consumer of text cut at newlines: [`LineSink::take`] gets the pieces of
+/// the open line, [`LineSink::end_line`] closes it.
+pub(super) trait LineSink {
+    /// Appends `piece` (no newline in it) to the open line.
+    fn take(&mut self, piece: &str);
+
+    /// Closes the open line.
+    fn end_line(&mut self);
+
+    /// Feeds `rest` up to its first newline, at `newline` if it has one, into
+    /// the open line: what follows that newline, or `None` when the line is
+    /// still open at the end of `rest`.
+    fn feed_line<'a>(&mut self, rest: &'a str, newline: Option<usize>) -> Option<&'a str> {
+        match newline {
+            Some(at) => {
+                self.take(&rest[..at]);
+                self.end_line();
+                Some(&rest[at + 1..])
+            }
+            None => {
+                self.take(rest);
+                None
+            }
+        }
+    }
+}
+
+impl LineSink for Window {
+    fn take(&mut self, piece: &str) {
+        if !piece.is_empty() {
+            self.cr = piece.ends_with('\r');
+        }
+        let room = MAX_LINE_CHARS.saturating_sub(self.buf.len());
+        if self.overflow == 0 && piece.len() <= room {
+            self.buf.push_str(piece); // ASCII-fast path: bytes ≤ room implies chars ≤ room
+            return;
+        }
+        let have = self.buf.chars().count();
+        let mut chars = piece.char_indices();
+        let keep = MAX_LINE_CHARS.saturating_sub(have);
+        let cut = chars.nth(keep).map_or(piece.len(), |(i, _)| i);
+        if self.overflow == 0 {
+            self.buf.push_str(&piece[..cut]);
+        }
+        self.overflow += piece[cut..].chars().count() as u64;
+    }
+
+    fn end_line(&mut self) {
+        let mut overflow = std::mem::replace(&mut self.overflow, 0);
+        // A CR before the LF is not part of the line.
+        if std::mem::take(&mut self.cr) {
+            if overflow > 0 {
+                overflow -= 1;
+            } else {
+                self.buf.pop();
+            }
+        }
+        let buf = std::mem::take(&mut self.buf);
+        self.render(&buf, overflow);
+        self.buf = buf;
+        self.buf.clear();
     }
 }
 

@@ -21,6 +21,7 @@ mod scan;
 #[cfg(test)]
 mod tests;
 
+use super::window::LineSink;
 use candidates::Matcher;
 use difference::Report;
 use lines::{Lines, RARE_PLACES};
@@ -232,17 +233,8 @@ impl Diagnoser {
         let mut rest = text;
         if self.open {
             // The line the last chunk left open.
-            match memchr::memchr(b'\n', rest.as_bytes()) {
-                Some(at) => {
-                    self.take(&rest[..at]);
-                    self.end_line();
-                    rest = &rest[at + 1..];
-                }
-                None => {
-                    self.take(rest);
-                    rest = "";
-                }
-            }
+            let newline = memchr::memchr(b'\n', rest.as_bytes());
+            rest = self.feed_line(rest, newline).unwrap_or("");
         }
         // The scan keeps the places of the applied needle's rare byte.
         let rare = self
@@ -288,32 +280,6 @@ impl Diagnoser {
             needle.feed(text.as_bytes(), first, self.line_no, None);
         }
         self.places = places;
-    }
-
-    fn take(&mut self, piece: &str) {
-        if piece.is_empty() {
-            return;
-        }
-        self.open = true;
-        let room = LINE_CAP - self.line.len();
-        if piece.len() <= room {
-            self.line.push_str(piece);
-        } else {
-            let mut cut = room;
-            while !piece.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            self.line.push_str(&piece[..cut]);
-        }
-    }
-
-    /// Ends the line assembled by [`Diagnoser::take`].
-    fn end_line(&mut self) {
-        let mut line = std::mem::take(&mut self.line);
-        self.features.of(&line, Some(&self.loose_ends));
-        self.score(&line);
-        line.clear();
-        self.line = line;
     }
 
     /// Scores line `line` (at most [`LINE_CAP`] bytes), whose features are
@@ -465,6 +431,34 @@ from its current text.",
                 kept: None,
             },
         }
+    }
+}
+
+impl LineSink for Diagnoser {
+    fn take(&mut self, piece: &str) {
+        if piece.is_empty() {
+            return;
+        }
+        self.open = true;
+        let room = LINE_CAP - self.line.len();
+        if piece.len() <= room {
+            self.line.push_str(piece);
+        } else {
+            let mut cut = room;
+            while !piece.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            self.line.push_str(&piece[..cut]);
+        }
+    }
+
+    /// Ends the line assembled by [`LineSink::take`].
+    fn end_line(&mut self) {
+        let mut line = std::mem::take(&mut self.line);
+        self.features.of(&line, Some(&self.loose_ends));
+        self.score(&line);
+        line.clear();
+        self.line = line;
     }
 }
 
