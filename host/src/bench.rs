@@ -124,29 +124,14 @@ pub fn run(opts: &BenchOptions) -> Result<()> {
         let file = text_file(&opts.dir, mib)?;
         let work = opts.dir.join(format!("edit-{mib}.txt"));
         std::fs::copy(&file, &work)?;
-        let marker = marker(mib);
-        let mut s = runtime.session(
-            provider.clone(),
-            SessionOptions {
-                observation_policy: false,
-            },
-        )?;
+        let mut s = blind_session(&runtime, provider.clone())?;
+        let (there, back) = marker_edits(&name(&work), mib);
         let mut flip = false;
         let copy_to = opts.dir.join("copy.tmp");
         let edit = || {
-            let (from, to) = if flip {
-                ("EDITED", "MARKER")
-            } else {
-                ("MARKER", "EDITED")
-            };
+            let args = if flip { &back } else { &there };
             flip = !flip;
-            let args = serde_json::json!({
-                "file_path": name(&work),
-                "old_string": marker.replace("MARKER", from),
-                "new_string": marker.replace("MARKER", to),
-            })
-            .to_string();
-            timed(|| expect_ok(s.execute("edit", &args)))
+            timed(|| expect_ok(s.execute("edit", args)))
         };
         let copy = || {
             timed(|| {
@@ -156,12 +141,12 @@ pub fn run(opts: &BenchOptions) -> Result<()> {
             })
         };
         let (edits, copies) = sample_pair(opts.reps, edit, copy)?;
-        let args = serde_json::json!({
-            "file_path": name(&work),
-            "old_string": marker.replace("MARKER", if flip { "EDITED" } else { "MARKER" }),
-            "new_string": marker.replace("MARKER", "CHILD"),
-        })
-        .to_string();
+        let args = marker_edit(
+            &name(&work),
+            mib,
+            if flip { "EDITED" } else { "MARKER" },
+            "CHILD",
+        );
         let rss = child_peak_rss(
             &exe,
             &opts.dir,
@@ -283,6 +268,37 @@ fn text_file(dir: &Path, mib: u64) -> Result<PathBuf> {
     }
     out.flush()?;
     Ok(path)
+}
+
+/// A session that edits without reading first, as the benchmarks do.
+fn blind_session(runtime: &Runtime, provider: Arc<dyn Provider>) -> Result<crate::Session> {
+    runtime.session(
+        provider,
+        SessionOptions {
+            observation_policy: false,
+        },
+    )
+}
+
+/// The arguments of an edit of the marker line of the `mib` MiB file at
+/// `path`: the line with `from` in place of `MARKER` becomes the line with
+/// `to`.
+fn marker_edit(path: &str, mib: u64, from: &str, to: &str) -> String {
+    let marker = marker(mib);
+    serde_json::json!({
+        "file_path": path,
+        "old_string": marker.replace("MARKER", from),
+        "new_string": marker.replace("MARKER", to),
+    })
+    .to_string()
+}
+
+/// The edit there and the edit back, so that each finds its text.
+fn marker_edits(path: &str, mib: u64) -> (String, String) {
+    (
+        marker_edit(path, mib, "MARKER", "EDITED"),
+        marker_edit(path, mib, "EDITED", "MARKER"),
+    )
 }
 
 fn name(path: &Path) -> String {

@@ -2,7 +2,7 @@
 //! a large object, timed against uploading the same bytes, with the peak RSS
 //! of this process while it edits.
 
-use super::{expect_ok, marker, median, sample, show, text_file, timed};
+use super::{blind_session, expect_ok, marker_edits, median, sample, show, text_file, timed};
 use crate::provider::{BucketStore, S3Options};
 use anyhow::{Context, Result};
 use dsh_fs_core::store::{ByteStore, Guard, Replace};
@@ -48,30 +48,15 @@ pub(super) fn figure(dir: &Path, store: &StoreBench, reps: usize) -> Result<()> 
     let layer = Arc::new(crate::ObjectStoreProvider::new(BucketStore::from_url(
         &store.url, &options,
     )?));
-    let mut session = runtime.session(
-        layer,
-        crate::SessionOptions {
-            observation_policy: false,
-        },
-    )?;
-    let marker = marker(store.mib);
+    let mut session = blind_session(&runtime, layer)?;
+    let (there, back) = marker_edits(&key, store.mib);
     let mut flip = false;
     let mut peaks = Vec::new();
     let edits = sample(reps, || {
-        let (from, to) = if flip {
-            ("EDITED", "MARKER")
-        } else {
-            ("MARKER", "EDITED")
-        };
+        let args = if flip { &back } else { &there };
         flip = !flip;
-        let args = serde_json::json!({
-            "file_path": key,
-            "old_string": marker.replace("MARKER", from),
-            "new_string": marker.replace("MARKER", to),
-        })
-        .to_string();
         std::fs::write("/proc/self/clear_refs", "5").context("resetting the peak RSS")?;
-        let time = timed(|| expect_ok(session.execute("edit", &args)))?;
+        let time = timed(|| expect_ok(session.execute("edit", args)))?;
         peaks.push(peak_rss_kib()?);
         Ok(time)
     })?;

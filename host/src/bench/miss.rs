@@ -2,9 +2,12 @@
 //! token misremembered) answered with the diagnosis, against the successful
 //! edit of the same file, and the peak RSS of a process doing the miss.
 
-use super::{BenchOptions, child_peak_rss, marker, median, name, sample, show, text_file, timed};
+use super::{
+    BenchOptions, blind_session, child_peak_rss, marker_edit, marker_edits, median, name, sample,
+    show, text_file, timed,
+};
 use crate::provider::Provider;
-use crate::{Runtime, SessionOptions};
+use crate::Runtime;
 use anyhow::{Result, bail};
 use std::path::Path;
 use std::sync::Arc;
@@ -24,22 +27,8 @@ pub(super) fn figure(
     println!("\nedit miss (one token misremembered) diagnosed vs the successful edit, same file");
     for mib in sizes {
         let file = text_file(&opts.dir, mib)?;
-        let marker = marker(mib);
-        let mut s = runtime.session(
-            provider.clone(),
-            SessionOptions {
-                observation_policy: false,
-            },
-        )?;
-        let edit = |from: &str, to: &str| {
-            serde_json::json!({
-                "file_path": name(&file),
-                "old_string": marker.replace("MARKER", from),
-                "new_string": marker.replace("MARKER", to),
-            })
-            .to_string()
-        };
-        let miss = edit("MARKED", "EDITED");
+        let mut s = blind_session(runtime, provider.clone())?;
+        let miss = marker_edit(&name(&file), mib, "MARKED", "EDITED");
         let misses = sample(opts.reps, || {
             timed(|| {
                 let r = s.execute("edit", &miss);
@@ -52,7 +41,7 @@ pub(super) fn figure(
             })
         })?;
         // Flip the marker back and forth, so each edit finds its text.
-        let (there, back) = (edit("MARKER", "EDITED"), edit("EDITED", "MARKER"));
+        let (there, back) = marker_edits(&name(&file), mib);
         let mut flip = false;
         let edits = sample(opts.reps, || {
             let args = if flip { &back } else { &there };
