@@ -273,6 +273,15 @@ class NodeReplacement {
       } catch (e) {
         throw e.code === 'EEXIST' ? FsError.createdMeanwhile(shown) : fail(e, shown);
       }
+      // The temp name goes before the token is taken: dropping the second
+      // link changes the file's ctime, and a read must see the token the
+      // commit returns. The file is created either way; close() retries.
+      try {
+        fs.unlinkSync(this.#temp);
+        this.#temp = undefined;
+      } catch {
+        // Left for close().
+      }
     } else {
       if (guard.tag === 'unchanged') {
         const now = lstat(this.#path, shown);
