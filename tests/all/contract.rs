@@ -1,7 +1,9 @@
-//! The provider contract, checked directly on every backend: one suite,
-//! stamped per backend by `contract_suite!`.
+//! The provider contract, checked directly on every backend and host path
+//! (native, the adapter under wasmtime, the adapter under jco): one suite,
+//! stamped per fixture by `contract_suite!`.
 
 use crate::Workspace;
+use crate::jco::{JcoMemory, JcoNode};
 use crate::object_store::Bucket;
 use dsh_fs::adapter::{Adapter, AdapterProvider};
 use dsh_fs::{BucketStore, MemoryStore};
@@ -601,6 +603,12 @@ macro_rules! contract_suite {
         }
         mod adapter_bucket {
             $( #[test] fn $test() { super::$test(&super::AdaptedBucket::new()) } )*
+        }
+        mod jco_memory {
+            $( #[test] fn $test() { super::$test(&super::JcoMemory::new()) } )*
+        }
+        mod jco_node {
+            $( #[test] fn $test() { super::$test(&super::JcoNode::new()) } )*
         }
     };
 }
