@@ -9,7 +9,7 @@
 //! Needs Node.js and the JS packages: a missing one fails these tests,
 //! naming `scripts/setup`.
 
-use crate::contract::{Fixture, Local};
+use crate::contract::{Beside, Fixture, Local};
 use dsh_fs::adapter::ADAPTER_PATH;
 use dsh_fs::{
     BoxListing, BoxStream, DirEntry, DirEntryKind, EditOutcome, EditRequest, EntryKind, ErrorCode,
@@ -393,13 +393,18 @@ impl Listing for Handle {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let pairs = bytes
+        .iter()
+        .flat_map(|b| [DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 15)]]);
+    String::from_utf8(pairs.collect()).unwrap()
 }
 
 fn unhex(text: &str) -> Vec<u8> {
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+    let digit = |c: u8| (c as char).to_digit(16).expect("a hex digit") as u8;
+    text.as_bytes()
+        .chunks(2)
+        .map(|pair| digit(pair[0]) << 4 | digit(pair[1]))
         .collect()
 }
 
@@ -439,34 +444,15 @@ impl Fixture for JcoMemory {
 
 /// The adapter under jco over the JS `NodeStore` of a scratch directory;
 /// the side door is [`Local`]'s: real files.
-pub(crate) struct JcoNode(Local, Arc<JcoProvider>);
+pub(crate) type JcoNode = Beside<Local, JcoProvider>;
 
 impl JcoNode {
     pub(crate) fn new() -> Self {
         let local = Local::new();
         let root = std::fs::canonicalize(&local.0.root).unwrap();
-        let p = JcoProvider::start(&format!("node:{}", root.display()));
-        JcoNode(local, Arc::new(p))
-    }
-}
-
-impl Fixture for JcoNode {
-    fn provider(&self) -> Arc<dyn Provider> {
-        self.1.clone()
-    }
-    fn put(&self, path: &str, bytes: &[u8]) {
-        self.0.put(path, bytes)
-    }
-    fn get(&self, path: &str) -> Option<Vec<u8>> {
-        self.0.get(path)
-    }
-    fn mkdir(&self, path: &str) {
-        self.0.mkdir(path)
-    }
-    fn touch(&self, path: &str) {
-        self.0.touch(path)
-    }
-    fn root(&self) -> String {
-        self.0.root()
+        Beside::over(
+            local,
+            JcoProvider::start(&format!("node:{}", root.display())),
+        )
     }
 }
