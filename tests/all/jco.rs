@@ -1,5 +1,6 @@
-//! The text adapter under jco: the contract and listing suites' fixtures for
-//! the JavaScript host path. The adapter component this test binary's build
+//! The text adapter under jco: the fixtures of the JavaScript host path for
+//! the contract and listing suites and the provider script of `adapter.rs`.
+//! The adapter component this test binary's build
 //! left at [`ADAPTER_PATH`] is transpiled with jco once per run
 //! (`host/js/scripts/build-adapter.mjs`); each fixture starts one Node
 //! process (`host/js/test/provider-bridge.mjs`) that binds it to a JS store
