@@ -1,9 +1,11 @@
-//! The text adapter component under wasmtime against the native text layer
-//! over the same kind of store: one script of provider calls on each, every
-//! answer (values, versions, error codes and messages) and the bytes left
-//! behind compared; then the tools component plugged to the adapter.
+//! The text adapter component under wasmtime, and under jco over the
+//! JavaScript stores, against the native text layer over the same kind of
+//! store: one script of provider calls on each, every answer (values,
+//! versions, error codes and messages) and the bytes left behind compared;
+//! then the tools component plugged to the adapter.
 
 use crate::contract::{AdaptedBucket, AdaptedLocal, AdaptedMemory, Fixture, Local, Memory, Store};
+use crate::jco::{JcoMemory, JcoNode};
 use crate::{call, fails, ok, runtime};
 use dsh_fs::{EditRequest, Provider, SessionOptions, WriteIntent};
 use serde_json::json;
@@ -24,6 +26,17 @@ fn seed(f: &dyn Fixture) {
 
 /// Runs the script on `f`'s provider and returns what every call answered.
 fn script(f: &dyn Fixture) -> Vec<String> {
+    run_script(f, true)
+}
+
+/// The script without its calls past a deadline. A deadline is the Rust
+/// host's (`dsh_fs::deadline`, held by the calling thread); a JS host has
+/// none: its calls have no time limit.
+fn script_without_deadlines(f: &dyn Fixture) -> Vec<String> {
+    run_script(f, false)
+}
+
+fn run_script(f: &dyn Fixture, deadlines: bool) -> Vec<String> {
     seed(f);
     let p = f.provider();
     let mut log = Vec::new();
@@ -144,19 +157,22 @@ fn script(f: &dyn Fixture) -> Vec<String> {
     let r = p.edit_text(&t("a.txt"), &edit("three", "3", false), Some(&seen));
     note("edit after touch", format!("{r:?}"));
 
-    // Past the call's deadline: whatever the store checks, nothing changes.
-    let late = std::time::Instant::now();
-    for path in ["a.txt", "big.txt"] {
-        let r = dsh_fs::deadline::scope(late, || p.read_text(&t(path), 1 << 30));
-        note(
-            &format!("late read {path:?}"),
-            format!("{:?}", r.map(|c| c.version)),
-        );
-        let r =
-            dsh_fs::deadline::scope(late, || p.edit_text(&t(path), &edit("e", "E", true), None));
-        note(&format!("late edit {path:?}"), format!("{r:?}"));
-        let r = dsh_fs::deadline::scope(late, || p.write_text(&t(path), "late\n", None));
-        note(&format!("late write {path:?}"), format!("{r:?}"));
+    if deadlines {
+        // Past the call's deadline: whatever the store checks, nothing changes.
+        let late = std::time::Instant::now();
+        for path in ["a.txt", "big.txt"] {
+            let r = dsh_fs::deadline::scope(late, || p.read_text(&t(path), 1 << 30));
+            note(
+                &format!("late read {path:?}"),
+                format!("{:?}", r.map(|c| c.version)),
+            );
+            let r = dsh_fs::deadline::scope(late, || {
+                p.edit_text(&t(path), &edit("e", "E", true), None)
+            });
+            note(&format!("late edit {path:?}"), format!("{r:?}"));
+            let r = dsh_fs::deadline::scope(late, || p.write_text(&t(path), "late\n", None));
+            note(&format!("late write {path:?}"), format!("{r:?}"));
+        }
     }
 
     for path in [
@@ -257,6 +273,23 @@ fn the_adapter_over_a_bucket_answers_like_the_native_layer() {
     );
 }
 
+#[test]
+fn the_adapter_under_jco_over_memory_answers_like_the_native_layer() {
+    same(
+        script_without_deadlines(&Memory::new()),
+        script_without_deadlines(&JcoMemory::new()),
+    );
+}
+
+#[test]
+fn the_adapter_under_jco_over_the_local_disk_answers_like_the_native_layer() {
+    let tokens = |log: Vec<String>| log.iter().map(|l| without_tokens(l)).collect();
+    same(
+        tokens(script_without_deadlines(&Local::new())),
+        tokens(script_without_deadlines(&JcoNode::new())),
+    );
+}
+
 /// `line` with the metadata token of each version (`token:hash`) masked:
 /// inode and times, which two scratch directories never share.
 fn without_tokens(line: &str) -> String {
@@ -335,4 +368,10 @@ fn the_tools_search_alike_through_the_adapter_and_natively_on_disk() {
     // The native local provider searches the disk itself; through the
     // adapter the tools search over list-dir and stream-text.
     same(tools(&Local::new()), tools(&AdaptedLocal::new()));
+}
+
+#[test]
+fn the_tools_over_the_adapter_under_jco_answer_like_the_native_layer() {
+    same(tools(&Memory::new()), tools(&JcoMemory::new()));
+    same(tools(&Local::new()), tools(&JcoNode::new()));
 }

@@ -1,7 +1,9 @@
-//! The provider contract, checked directly on every backend: one suite,
-//! stamped per backend by `contract_suite!`.
+//! The provider contract, checked directly on every backend and host path
+//! (native, the adapter under wasmtime, the adapter under jco): one suite,
+//! stamped per fixture by `contract_suite!`.
 
 use crate::Workspace;
+use crate::jco::{JcoMemory, JcoNode};
 use crate::object_store::Bucket;
 use dsh_fs::adapter::{Adapter, AdapterProvider};
 use dsh_fs::{BucketStore, MemoryStore};
@@ -130,20 +132,11 @@ impl Fixture for AdaptedMemory {
     }
 }
 
-/// The text adapter component under wasmtime over a native [`LocalStore`]
-/// on a scratch directory; the side door is [`Local`]'s.
-pub(crate) struct AdaptedLocal(Local, Arc<AdapterProvider<LocalStore>>);
+/// A provider over the storage another fixture's side door reaches: the
+/// side door is `D`'s.
+pub(crate) struct Beside<D, P>(D, Arc<P>);
 
-impl AdaptedLocal {
-    pub(crate) fn new() -> Self {
-        let local = Local::new();
-        let store = Arc::new(LocalStore::new(&local.0.root).unwrap());
-        let p = adapter().provider(store).unwrap();
-        AdaptedLocal(local, Arc::new(p))
-    }
-}
-
-impl Fixture for AdaptedLocal {
+impl<D: Fixture, P: Provider + 'static> Fixture for Beside<D, P> {
     fn provider(&self) -> Arc<dyn Provider> {
         self.1.clone()
     }
@@ -161,6 +154,25 @@ impl Fixture for AdaptedLocal {
     }
     fn root(&self) -> String {
         self.0.root()
+    }
+}
+
+impl<D, P> Beside<D, P> {
+    pub(crate) fn over(side_door: D, provider: P) -> Self {
+        Beside(side_door, Arc::new(provider))
+    }
+}
+
+/// The text adapter component under wasmtime over a native [`LocalStore`]
+/// on a scratch directory; the side door is [`Local`]'s.
+pub(crate) type AdaptedLocal = Beside<Local, AdapterProvider<LocalStore>>;
+
+impl AdaptedLocal {
+    pub(crate) fn new() -> Self {
+        let local = Local::new();
+        let store = Arc::new(LocalStore::new(&local.0.root).unwrap());
+        let p = adapter().provider(store).unwrap();
+        Beside::over(local, p)
     }
 }
 
@@ -199,7 +211,7 @@ impl Fixture for Store {
 
 /// The text adapter component under wasmtime over a native [`BucketStore`]
 /// on the prefix `ws` of a bucket of its own; the side door is [`Store`]'s.
-pub(crate) struct AdaptedBucket(Store, Arc<AdapterProvider<BucketStore>>);
+pub(crate) type AdaptedBucket = Beside<Store, AdapterProvider<BucketStore>>;
 
 impl AdaptedBucket {
     pub(crate) fn new() -> Self {
@@ -207,28 +219,7 @@ impl AdaptedBucket {
         let p = adapter()
             .provider(Arc::new(store.0.byte_store("ws")))
             .unwrap();
-        AdaptedBucket(store, Arc::new(p))
-    }
-}
-
-impl Fixture for AdaptedBucket {
-    fn provider(&self) -> Arc<dyn Provider> {
-        self.1.clone()
-    }
-    fn put(&self, path: &str, bytes: &[u8]) {
-        self.0.put(path, bytes)
-    }
-    fn get(&self, path: &str) -> Option<Vec<u8>> {
-        self.0.get(path)
-    }
-    fn mkdir(&self, path: &str) {
-        self.0.mkdir(path)
-    }
-    fn touch(&self, path: &str) {
-        self.0.touch(path)
-    }
-    fn root(&self) -> String {
-        self.0.root()
+        Beside::over(store, p)
     }
 }
 
@@ -601,6 +592,12 @@ macro_rules! contract_suite {
         }
         mod adapter_bucket {
             $( #[test] fn $test() { super::$test(&super::AdaptedBucket::new()) } )*
+        }
+        mod jco_memory {
+            $( #[test] fn $test() { super::$test(&super::JcoMemory::new()) } )*
+        }
+        mod jco_node {
+            $( #[test] fn $test() { super::$test(&super::JcoNode::new()) } )*
         }
     };
 }

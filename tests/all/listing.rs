@@ -4,6 +4,7 @@
 //! an object and a prefix in a store.
 
 use crate::contract::{AdaptedBucket, AdaptedLocal, AdaptedMemory, Fixture, Local, Memory, Store};
+use crate::jco::{JcoMemory, JcoNode};
 use dsh_fs::{DirEntry, DirEntryKind, ErrorCode, FsError, Listing, Provider};
 
 type Row = (String, DirEntryKind, u64);
@@ -140,6 +141,12 @@ macro_rules! listing_suite {
         }
         mod adapter_bucket {
             $( #[test] fn $test() { super::$test(&super::AdaptedBucket::new()) } )*
+        }
+        mod jco_memory {
+            $( #[test] fn $test() { super::$test(&super::JcoMemory::new()) } )*
+        }
+        mod jco_node {
+            $( #[test] fn $test() { super::$test(&super::JcoNode::new()) } )*
         }
     };
 }

@@ -13,6 +13,7 @@ mod fidelity;
 mod hardening;
 mod hostile;
 mod hosts;
+mod jco;
 mod listing;
 mod mcp;
 mod mcp_budget;

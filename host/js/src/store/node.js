@@ -82,17 +82,18 @@ export class NodeStore {
     return relative(this.#root, real).split(sep).join('/');
   }
 
-  stat({ key }) {
+  stat({ key, shown }) {
     let st;
     try {
       st = fs.statSync(this.#path(key), { bigint: true, throwIfNoEntry: false });
     } catch (e) {
-      if (e.code === 'ENOTDIR') return null;
-      throw e;
+      // Below a file is `not-directory`, as on the Rust disk stores.
+      throw fail(e, shown);
     }
     if (!st) return null;
     const kind = st.isFile() ? 'file' : st.isDirectory() ? 'directory' : 'other';
-    return { kind, size: st.isFile() ? st.size : null, token: token(st) };
+    // The size the disk reports for any kind, as the Rust local store does.
+    return { kind, size: st.size, token: token(st) };
   }
 
   open({ key, shown }) {
@@ -272,6 +273,15 @@ class NodeReplacement {
         fs.linkSync(this.#temp, this.#path);
       } catch (e) {
         throw e.code === 'EEXIST' ? FsError.createdMeanwhile(shown) : fail(e, shown);
+      }
+      // The temp name goes before the token is taken: dropping the second
+      // link changes the file's ctime, and a read must see the token the
+      // commit returns. The file is created either way; close() retries.
+      try {
+        fs.unlinkSync(this.#temp);
+        this.#temp = undefined;
+      } catch {
+        // Left for close().
       }
     } else {
       if (guard.tag === 'unchanged') {
