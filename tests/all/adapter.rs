@@ -375,3 +375,64 @@ fn the_tools_over_the_adapter_under_jco_answer_like_the_native_layer() {
     same(tools(&Memory::new()), tools(&JcoMemory::new()));
     same(tools(&Local::new()), tools(&JcoNode::new()));
 }
+
+/// The tools component over `f`, asked about paths that are not files:
+/// below a file, a directory, nothing at all; with and without a read
+/// first. Every answer and code, and the bytes left behind.
+fn misses(f: &dyn Fixture) -> Vec<String> {
+    f.put("notes.md", b"hi there\n");
+    f.put("src/a.rs", b"fn a() {}\n");
+    let mut s = runtime()
+        .session(f.provider(), SessionOptions::default())
+        .unwrap();
+    let calls = [
+        (
+            "edit",
+            json!({"file_path": "notes.md/x", "old_string": "a", "new_string": "b"}),
+        ),
+        ("read", json!({"file_path": "notes.md/x"})),
+        ("write", json!({"file_path": "notes.md/x", "content": "x"})),
+        (
+            "write",
+            json!({"file_path": "notes.md/x/y.txt", "content": "x"}),
+        ),
+        (
+            "edit",
+            json!({"file_path": "src", "old_string": "a", "new_string": "b"}),
+        ),
+        ("read", json!({"file_path": "src"})),
+        ("write", json!({"file_path": "src", "content": "x"})),
+        (
+            "edit",
+            json!({"file_path": "src/b.rs", "old_string": "a", "new_string": "b"}),
+        ),
+        ("read", json!({"file_path": "src/b.rs"})),
+        ("glob", json!({"pattern": "*", "path": "notes.md"})),
+        ("grep", json!({"pattern": "a", "path": "nowhere"})),
+    ];
+    let mut out: Vec<String> = calls
+        .into_iter()
+        .map(|(tool, args)| {
+            let r = call(&mut s, tool, args.clone());
+            let code = r.error.as_ref().map_or("OK", |e| e.code.as_str());
+            format!("{tool} {args}: {code} {}", r.text)
+        })
+        .collect();
+    out.push(format!("{:?}", f.get("notes.md")));
+    out.push(format!("{:?}", f.get("src/a.rs")));
+    out
+}
+
+#[test]
+fn the_tools_answer_misses_alike_on_every_store() {
+    let memory = misses(&Memory::new());
+    same(memory.clone(), misses(&Local::new()));
+    // A bucket has no directories: it says why a key counts as one.
+    let bucket = misses(&Store::new())
+        .into_iter()
+        .map(|line| line.replace(" (other objects lie under it)", ""))
+        .collect();
+    same(memory.clone(), bucket);
+    same(memory.clone(), misses(&AdaptedMemory::new()));
+    same(memory, misses(&JcoMemory::new()));
+}

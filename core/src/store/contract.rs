@@ -304,6 +304,11 @@ fn files_and_directories_are_not_each_other<S: ByteStore>(s: &S) -> Outcome {
         "open below a file",
     )?;
     expect_code(
+        s.stat(&at(s, "dir/f.txt/g")?),
+        ErrorCode::NotDirectory,
+        "stat below a file",
+    )?;
+    expect_code(
         s.replace(&at(s, "dir/f.txt/g")?, true),
         ErrorCode::NotDirectory,
         "replace below a file",

@@ -156,9 +156,11 @@ impl ByteStore for MemoryStore {
         if let Some(f) = state.files.get(target.key()) {
             return Ok(Some(f.meta()));
         }
-        Ok(state
-            .is_dir(target.key())
-            .then(crate::layer::directory_meta))
+        if state.is_dir(target.key()) {
+            return Ok(Some(crate::layer::directory_meta()));
+        }
+        state.check_parents(target.key(), target.display_path())?;
+        Ok(None)
     }
 
     fn open(&self, target: &Target) -> Result<Snapshot, FsError> {

@@ -68,10 +68,12 @@ export class MemoryStore {
     return MAX_IN_MEMORY_BYTES;
   }
 
-  stat({ key }) {
+  stat({ key, shown }) {
     const file = this.#files.get(key);
     if (file) return file.meta;
-    return this.#isDir(key) ? { kind: 'directory', size: null, token: 'dir' } : null;
+    if (this.#isDir(key)) return { kind: 'directory', size: null, token: 'dir' };
+    this.#checkParents(key, shown);
+    return null;
   }
 
   open({ key, shown }) {

@@ -146,10 +146,12 @@ export class OpfsStore {
     return rel;
   }
 
-  stat({ key }) {
+  stat({ key, shown }) {
     const file = this.#files.get(key);
     if (file) return meta(file);
-    return this.#dirs.has(key) ? { kind: 'directory', size: null, token: 'dir' } : null;
+    if (this.#dirs.has(key)) return { kind: 'directory', size: null, token: 'dir' };
+    this.#checkParents(key, shown);
+    return null;
   }
 
   open({ key, shown }) {

@@ -347,7 +347,9 @@ impl ByteStore for BucketStore {
                     token: meta_token(meta.e_tag.as_deref(), meta.version.as_deref()),
                 })),
                 Err(StoreError::NotFound { .. }) => {
-                    Ok(self.is_dir(&loc, shown).await?.then(directory_meta))
+                    let (is_dir, ()) =
+                        tokio::try_join!(self.is_dir(&loc, shown), self.check_parents(key, shown))?;
+                    Ok(is_dir.then(directory_meta))
                 }
                 Err(e) => Err(map_store(e, shown)),
             }
