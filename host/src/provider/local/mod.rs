@@ -131,6 +131,18 @@ impl ByteStore for LocalStore {
         Ok(rel.to_owned())
     }
 
+    /// One `openat2` beneath the root that follows no link at all: when it
+    /// opens a regular file, no component of `rel` is a link, so `rel` is
+    /// the key [`Self::identity`] would give. Anything else (a link on the
+    /// way, an escape, absence, a kernel without `openat2`) is left to the
+    /// resolve-then-open path, which tells the cases apart.
+    fn open_direct(&self, rel: &str) -> Option<LocalObject> {
+        if rel.is_empty() {
+            return None;
+        }
+        open_unlinked(&self.dir, rel, self.hard_links)
+    }
+
     fn stat(&self, target: &Target) -> Result<Option<ObjectMeta>, FsError> {
         match self.dir.metadata(rel_path(target.key())) {
             Ok(meta) => Ok(Some(object_meta(&meta))),
@@ -260,6 +272,34 @@ fn open_regular(
     let file = dir
         .open_with(path, &options)
         .map_err(|e| map_io(e, shown))?;
+    regular(file, shown, hard_links)
+}
+
+/// [`open_regular`] of a path in which no component is a link, in one
+/// `openat2` confined beneath `dir`; `None` when it fails for any reason.
+#[cfg(target_os = "linux")]
+fn open_unlinked(dir: &Dir, rel: &str, hard_links: bool) -> Option<LocalObject> {
+    use rustix::fs::{Mode, ResolveFlags};
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    let fd = loop {
+        match rustix::fs::openat2(dir, rel, flags, Mode::empty(), resolve) {
+            Err(Errno::INTR) => continue,
+            other => break other.ok()?,
+        }
+    };
+    let file = File::from_std(std::fs::File::from(fd));
+    regular(file, rel, hard_links).ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_unlinked(_: &Dir, _: &str, _: bool) -> Option<LocalObject> {
+    None
+}
+
+/// `file` as an object if it is a regular file it may read (the type and the
+/// link count checked on the open descriptor).
+fn regular(file: File, shown: &str, hard_links: bool) -> Result<LocalObject, FsError> {
     let stat = file.metadata().map_err(|e| map_io(e, shown))?;
     if !stat.is_file() {
         let what = if stat.is_dir() {
