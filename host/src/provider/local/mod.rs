@@ -244,6 +244,9 @@ impl Object for LocalObject {
     /// concern the bytes read through it, an in-place write does.
     fn token_now(&mut self) -> Result<String, FsError> {
         let now = self.file.metadata().map_err(|e| map_io(e, &self.shown))?;
+        if token_fields(&now) == token_fields(&self.stat) {
+            return Ok(self.meta.token.clone());
+        }
         Ok(meta_token(&now))
     }
 }
@@ -343,19 +346,52 @@ fn object_meta(meta: &Metadata) -> ObjectMeta {
     }
 }
 
-/// The metadata token: inode, size, mtime and ctime in nanoseconds.
+/// The metadata token of `m`.
 fn meta_token(m: &Metadata) -> String {
-    token(
+    token_of(token_fields(m))
+}
+
+/// What the token is made of: inode, size, and mtime and ctime in nanoseconds.
+fn token_fields(m: &Metadata) -> (u64, u64, i128, i128) {
+    (
         m.ino(),
         m.size(),
-        (m.mtime(), m.mtime_nsec()),
-        (m.ctime(), m.ctime_nsec()),
+        ns((m.mtime(), m.mtime_nsec())),
+        ns((m.ctime(), m.ctime_nsec())),
     )
 }
 
+/// The metadata token: inode, size, mtime and ctime in nanoseconds.
 fn token(ino: u64, size: u64, mtime: (i64, i64), ctime: (i64, i64)) -> String {
-    let ns = |(s, n): (i64, i64)| (s as i128) * 1_000_000_000 + n as i128;
-    format!("{ino:x}.{size:x}.{:x}.{:x}", ns(mtime), ns(ctime))
+    token_of((ino, size, ns(mtime), ns(ctime)))
+}
+
+fn ns((s, n): (i64, i64)) -> i128 {
+    (s as i128) * 1_000_000_000 + n as i128
+}
+
+/// The fields in hex, `.` between them, as `{:x}` writes them (written out
+/// by hand: this runs twice a read).
+fn token_of((ino, size, mtime, ctime): (u64, u64, i128, i128)) -> String {
+    let mut token = String::with_capacity(64);
+    push_hex(&mut token, ino.into());
+    token.push('.');
+    push_hex(&mut token, size.into());
+    token.push('.');
+    push_hex(&mut token, mtime as u128);
+    token.push('.');
+    push_hex(&mut token, ctime as u128);
+    token
+}
+
+/// `v` in lowercase hex without leading zeros, as `{:x}` writes it (a
+/// negative time as its 128-bit two's complement).
+fn push_hex(out: &mut String, v: u128) {
+    let digits = (128 - v.leading_zeros()).div_ceil(4).max(1);
+    for i in (0..digits).rev() {
+        let d = (v >> (i * 4)) as u32 & 0xf;
+        out.push(char::from_digit(d, 16).unwrap_or('0'));
+    }
 }
 
 /// Maps an I/O error to the seam's codes. cap-std reports an escape from the
@@ -365,5 +401,27 @@ fn map_io(e: io::Error, shown: &str) -> FsError {
         (io::ErrorKind::PermissionDenied, None) => FsError::sandbox_denied(shown),
         (_, Some(Errno::LOOP)) => dsh_fs_core::seam::symlink_loop(shown),
         _ => dsh_fs_core::seam::from_io(&e, shown),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_token_is_written_as_format_writes_it() {
+        for (ino, size, mtime, ctime) in [
+            (0, 0, (0, 0), (0, 0)),
+            (
+                1,
+                4096,
+                (1_700_000_000, 123_456_789),
+                (1_700_000_001, 999_999_999),
+            ),
+            (u64::MAX, u64::MAX, (i64::MAX, 999_999_999), (i64::MIN, 0)),
+            (0xabc, 15, (-1, 0), (-5, 7)),
+        ] {
+            let ns = |(s, n): (i64, i64)| (s as i128) * 1_000_000_000 + n as i128;
+            let expected = format!("{ino:x}.{size:x}.{:x}.{:x}", ns(mtime), ns(ctime));
+            assert_eq!(super::token(ino, size, mtime, ctime), expected);
+        }
     }
 }
