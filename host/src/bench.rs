@@ -170,44 +170,59 @@ pub fn run(opts: &BenchOptions) -> Result<()> {
         "\n{} sequential reads of a 4 KiB file in one session",
         opts.calls
     );
-    let small = opts.dir.join("small-4k.txt");
     let lines: String = (0..52).map(|i| format!("{i:>79}\n")).collect();
-    std::fs::write(&small, &lines[..4096])?;
-    let args = format!(r#"{{"file_path":"{}"}}"#, name(&small));
-    let mut wasm = runtime.session(provider.clone(), SessionOptions::default())?;
-    let mut native = dsh_fs_tools::Session::new(Native(provider.clone()), true);
-    let wasm_t = sample(opts.reps, || {
-        timed(|| {
-            for _ in 0..opts.calls {
-                expect_ok(wasm.execute("read", &args))?;
-            }
-            Ok(())
-        })
-    })?;
-    let native_t = sample(opts.reps, || {
-        timed(|| {
-            for _ in 0..opts.calls {
-                let r = native.execute("read", &args);
-                if r.is_error() {
-                    bail!("native read failed: {}", r.text);
-                }
-            }
-            Ok(())
-        })
-    })?;
-    let per_s = |d: Duration| opts.calls as f64 / d.as_secs_f64();
-    println!(
-        "  component {:.0} calls/s ({:.1} µs/call)  native {:.0} calls/s ({:.1} µs/call)  ratio {:.2}x",
-        per_s(median(&wasm_t)),
-        median(&wasm_t).as_secs_f64() * 1e6 / opts.calls as f64,
-        per_s(median(&native_t)),
-        median(&native_t).as_secs_f64() * 1e6 / opts.calls as f64,
-        median(&wasm_t).as_secs_f64() / median(&native_t).as_secs_f64()
-    );
+    for (rel, label) in [
+        ("small-4k.txt", "component"),
+        (
+            "deep/er/still/small-4k.txt",
+            "3 directories deep: component",
+        ),
+    ] {
+        let small = opts.dir.join(rel);
+        std::fs::create_dir_all(small.parent().unwrap_or(&opts.dir))?;
+        std::fs::write(&small, &lines[..4096])?;
+        let args = format!(r#"{{"file_path":"{rel}"}}"#);
+        let mut wasm = runtime.session(provider.clone(), SessionOptions::default())?;
+        let mut native = dsh_fs_tools::Session::new(Native(provider.clone()), true);
+        // In turns, so that a change in the machine's load weighs on both.
+        let (wasm_t, native_t) = sample_pair(
+            opts.reps,
+            || {
+                timed(|| {
+                    for _ in 0..opts.calls {
+                        expect_ok(wasm.execute("read", &args))?;
+                    }
+                    Ok(())
+                })
+            },
+            || {
+                timed(|| {
+                    for _ in 0..opts.calls {
+                        let r = native.execute("read", &args);
+                        if r.is_error() {
+                            bail!("native read failed: {}", r.text);
+                        }
+                    }
+                    Ok(())
+                })
+            },
+        )?;
+        let per_s = |d: Duration| opts.calls as f64 / d.as_secs_f64();
+        println!(
+            "  {label} {:.0} calls/s ({:.1} µs/call)  native {:.0} calls/s ({:.1} µs/call)  ratio {:.2}x",
+            per_s(median(&wasm_t)),
+            median(&wasm_t).as_secs_f64() * 1e6 / opts.calls as f64,
+            per_s(median(&native_t)),
+            median(&native_t).as_secs_f64() * 1e6 / opts.calls as f64,
+            median(&wasm_t).as_secs_f64() / median(&native_t).as_secs_f64()
+        );
+    }
 
     println!(
         "\ncold start: process start to first result of `dsh-fs call read` (4 KiB file) vs `cat`"
     );
+    let small = opts.dir.join("small-4k.txt");
+    let args = format!(r#"{{"file_path":"{}"}}"#, name(&small));
     let cache = opts.dir.join("cold-cache");
     let call = |cache: &Path| {
         timed(|| {

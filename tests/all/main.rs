@@ -21,6 +21,7 @@ mod mcp_transport;
 mod mistakes;
 mod object_store;
 mod readme;
+mod reads;
 mod reliability;
 mod schema;
 mod serve;

@@ -57,10 +57,21 @@ impl<S: ByteStore> TextLayer<S> {
 
     /// The whole file decoded, with the version of exactly those bytes.
     pub fn read_text(&self, target: &Target, max_bytes: u64) -> Result<TextContent, FsError> {
+        let object = self.store.open(target)?;
+        self.read_opened(target, object, max_bytes)
+    }
+
+    /// [`Self::read_text`] from `object`, the target opened once already;
+    /// a retry opens it again.
+    fn read_opened(
+        &self,
+        target: &Target,
+        mut object: S::Object,
+        max_bytes: u64,
+    ) -> Result<TextContent, FsError> {
         let shown = target.display_path();
         let mut attempt = 1;
         let (bytes, token) = loop {
-            let mut object = self.store.open(target)?;
             let bytes = read_all(&mut object, max_bytes, |size| {
                 FsError::new(
                     ErrorCode::TooLarge,
@@ -74,6 +85,7 @@ impl<S: ByteStore> TextLayer<S> {
                 break (bytes, now);
             }
             attempt += 1;
+            object = self.store.open(target)?;
         };
         let version = version(&token, content_hash(&bytes));
         let text =
@@ -83,9 +95,24 @@ impl<S: ByteStore> TextLayer<S> {
 
     /// [`Self::resolve`], then [`Self::read_text`] of the target: what a
     /// caller that wants only the text needs, in one step.
+    /// A store that resolves and opens in one step ([`ByteStore::open_direct`])
+    /// does so here; otherwise, and when that step fails, it is resolve, then
+    /// open.
     pub fn read_path(&self, path: &str, max_bytes: u64) -> Result<PathText, FsError> {
-        let target = self.resolve(path)?;
-        let content = self.read_text(&target, max_bytes);
+        let rel = normalize(path, self.store.roots())?;
+        let (target, content) = match self.store.open_direct(&rel) {
+            Some(object) => {
+                let target = Target::new(display(&rel), rel);
+                let content = self.read_opened(&target, object, max_bytes);
+                (target, content)
+            }
+            None => {
+                let key = self.store.identity(&rel, path)?;
+                let target = Target::new(display(&rel), key);
+                let content = self.read_text(&target, max_bytes);
+                (target, content)
+            }
+        };
         Ok(PathText::new(target, content))
     }
 

@@ -106,6 +106,16 @@ pub trait ByteStore: fmt::Debug {
         Ok(rel.to_owned())
     }
 
+    /// Opens the regular file at the normalized path `rel` when the store
+    /// can tell, in that same step, that `rel` is already its identity (no
+    /// link on the way): resolve and open at once, for the common read.
+    /// `None` otherwise and on any failure, and by default: the layer then
+    /// resolves and opens as usual, which reports the error.
+    fn open_direct(&self, rel: &str) -> Option<Self::Object> {
+        let _ = rel;
+        None
+    }
+
     /// Metadata of the target, `None` when it does not exist. Never reads content.
     fn stat(&self, target: &Target) -> Result<Option<ObjectMeta>, FsError>;
 

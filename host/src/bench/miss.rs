@@ -6,8 +6,8 @@ use super::{
     BenchOptions, blind_session, child_peak_rss, marker_edit, marker_edits, median, name, sample,
     show, text_file, timed,
 };
-use crate::provider::Provider;
 use crate::Runtime;
+use crate::provider::Provider;
 use anyhow::{Result, bail};
 use std::path::Path;
 use std::sync::Arc;

@@ -131,6 +131,18 @@ impl ByteStore for LocalStore {
         Ok(rel.to_owned())
     }
 
+    /// One `openat2` beneath the root that follows no link at all: when it
+    /// opens a regular file, no component of `rel` is a link, so `rel` is
+    /// the key [`Self::identity`] would give. Anything else (a link on the
+    /// way, an escape, absence, a kernel without `openat2`) is left to the
+    /// resolve-then-open path, which tells the cases apart.
+    fn open_direct(&self, rel: &str) -> Option<LocalObject> {
+        if rel.is_empty() {
+            return None;
+        }
+        open_unlinked(&self.dir, rel, self.hard_links)
+    }
+
     fn stat(&self, target: &Target) -> Result<Option<ObjectMeta>, FsError> {
         match self.dir.metadata(rel_path(target.key())) {
             Ok(meta) => Ok(Some(object_meta(&meta))),
@@ -232,6 +244,9 @@ impl Object for LocalObject {
     /// concern the bytes read through it, an in-place write does.
     fn token_now(&mut self) -> Result<String, FsError> {
         let now = self.file.metadata().map_err(|e| map_io(e, &self.shown))?;
+        if token_fields(&now) == token_fields(&self.stat) {
+            return Ok(self.meta.token.clone());
+        }
         Ok(meta_token(&now))
     }
 }
@@ -260,6 +275,34 @@ fn open_regular(
     let file = dir
         .open_with(path, &options)
         .map_err(|e| map_io(e, shown))?;
+    regular(file, shown, hard_links)
+}
+
+/// [`open_regular`] of a path in which no component is a link, in one
+/// `openat2` confined beneath `dir`; `None` when it fails for any reason.
+#[cfg(target_os = "linux")]
+fn open_unlinked(dir: &Dir, rel: &str, hard_links: bool) -> Option<LocalObject> {
+    use rustix::fs::{Mode, ResolveFlags};
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+    let fd = loop {
+        match rustix::fs::openat2(dir, rel, flags, Mode::empty(), resolve) {
+            Err(Errno::INTR) => continue,
+            other => break other.ok()?,
+        }
+    };
+    let file = File::from_std(std::fs::File::from(fd));
+    regular(file, rel, hard_links).ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_unlinked(_: &Dir, _: &str, _: bool) -> Option<LocalObject> {
+    None
+}
+
+/// `file` as an object if it is a regular file it may read (the type and the
+/// link count checked on the open descriptor).
+fn regular(file: File, shown: &str, hard_links: bool) -> Result<LocalObject, FsError> {
     let stat = file.metadata().map_err(|e| map_io(e, shown))?;
     if !stat.is_file() {
         let what = if stat.is_dir() {
@@ -303,19 +346,52 @@ fn object_meta(meta: &Metadata) -> ObjectMeta {
     }
 }
 
-/// The metadata token: inode, size, mtime and ctime in nanoseconds.
+/// The metadata token of `m`.
 fn meta_token(m: &Metadata) -> String {
-    token(
+    token_of(token_fields(m))
+}
+
+/// What the token is made of: inode, size, and mtime and ctime in nanoseconds.
+fn token_fields(m: &Metadata) -> (u64, u64, i128, i128) {
+    (
         m.ino(),
         m.size(),
-        (m.mtime(), m.mtime_nsec()),
-        (m.ctime(), m.ctime_nsec()),
+        ns((m.mtime(), m.mtime_nsec())),
+        ns((m.ctime(), m.ctime_nsec())),
     )
 }
 
+/// The metadata token: inode, size, mtime and ctime in nanoseconds.
 fn token(ino: u64, size: u64, mtime: (i64, i64), ctime: (i64, i64)) -> String {
-    let ns = |(s, n): (i64, i64)| (s as i128) * 1_000_000_000 + n as i128;
-    format!("{ino:x}.{size:x}.{:x}.{:x}", ns(mtime), ns(ctime))
+    token_of((ino, size, ns(mtime), ns(ctime)))
+}
+
+fn ns((s, n): (i64, i64)) -> i128 {
+    (s as i128) * 1_000_000_000 + n as i128
+}
+
+/// The fields in hex, `.` between them, as `{:x}` writes them (written out
+/// by hand: this runs twice a read).
+fn token_of((ino, size, mtime, ctime): (u64, u64, i128, i128)) -> String {
+    let mut token = String::with_capacity(64);
+    push_hex(&mut token, ino.into());
+    token.push('.');
+    push_hex(&mut token, size.into());
+    token.push('.');
+    push_hex(&mut token, mtime as u128);
+    token.push('.');
+    push_hex(&mut token, ctime as u128);
+    token
+}
+
+/// `v` in lowercase hex without leading zeros, as `{:x}` writes it (a
+/// negative time as its 128-bit two's complement).
+fn push_hex(out: &mut String, v: u128) {
+    let digits = (128 - v.leading_zeros()).div_ceil(4).max(1);
+    for i in (0..digits).rev() {
+        let d = (v >> (i * 4)) as u32 & 0xf;
+        out.push(char::from_digit(d, 16).unwrap_or('0'));
+    }
 }
 
 /// Maps an I/O error to the seam's codes. cap-std reports an escape from the
@@ -325,5 +401,27 @@ fn map_io(e: io::Error, shown: &str) -> FsError {
         (io::ErrorKind::PermissionDenied, None) => FsError::sandbox_denied(shown),
         (_, Some(Errno::LOOP)) => dsh_fs_core::seam::symlink_loop(shown),
         _ => dsh_fs_core::seam::from_io(&e, shown),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_token_is_written_as_format_writes_it() {
+        for (ino, size, mtime, ctime) in [
+            (0, 0, (0, 0), (0, 0)),
+            (
+                1,
+                4096,
+                (1_700_000_000, 123_456_789),
+                (1_700_000_001, 999_999_999),
+            ),
+            (u64::MAX, u64::MAX, (i64::MAX, 999_999_999), (i64::MIN, 0)),
+            (0xabc, 15, (-1, 0), (-5, 7)),
+        ] {
+            let ns = |(s, n): (i64, i64)| (s as i128) * 1_000_000_000 + n as i128;
+            let expected = format!("{ino:x}.{size:x}.{:x}.{:x}", ns(mtime), ns(ctime));
+            assert_eq!(super::token(ino, size, mtime, ctime), expected);
+        }
     }
 }
