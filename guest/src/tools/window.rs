@@ -407,6 +407,37 @@ mod tests {
         w.finish("f.txt", None)
     }
 
+    /// Fed one character at a time, a window never sees a whole line in a
+    /// chunk and `take`/`end_line` render everything; whole, lines are
+    /// rendered straight from the chunk. Both must agree, at every edge: CR,
+    /// the line cut, multi-byte characters, the window and the output cap.
+    #[test]
+    fn whole_lines_render_as_line_by_line() {
+        let long = "x".repeat(MAX_LINE_CHARS);
+        let wide = "é".repeat(MAX_LINE_CHARS / 2 + 1);
+        let filler = format!("{}\n", "y".repeat(99)).repeat(600);
+        let texts = [
+            "a\nb\r\nc\n".to_owned(),
+            "\n\n\r\n\r\r\n".to_owned(),
+            format!("{long}\n{long}\r\n{long}x\n{long}\rz\n"),
+            format!("{wide}\n{wide}\r\nend"),
+            filler.clone(),
+            format!("{filler}tail without newline"),
+        ];
+        for text in &texts {
+            for (first, limit) in [(1, 2000), (2, 1), (3, 2), (1, 1), (500, 2000), (7, 100_000)] {
+                let whole = render(text, first, limit);
+                let mut w = Window::new(first, limit);
+                let mut buf = [0u8; 4];
+                for c in text.chars() {
+                    w.push(c.encode_utf8(&mut buf));
+                }
+                let by_char = w.finish("f.txt", None);
+                assert_eq!(whole, by_char, "offset {first} limit {limit}");
+            }
+        }
+    }
+
     fn render_chunked(
         text: &str,
         first: u64,
