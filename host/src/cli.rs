@@ -146,14 +146,12 @@ where
             return u8::try_from(e.exit_code()).unwrap_or(2);
         }
     };
-    if matches!(
-        cli.command,
-        Command::Tools | Command::Call { .. } | Command::Demo { .. }
-    ) {
+    if matches!(cli.command, Command::Tools | Command::Call { .. }) {
         // One-shot commands behave like other Unix tools when their reader
-        // goes away (`dsh-fs demo | head`): they end quietly instead of
+        // goes away (`dsh-fs tools | head`): they end quietly instead of
         // panicking in `println!`. Servers keep Rust's default and see the
-        // error on their own writes.
+        // error on their own writes; so does the demo, which has a scratch
+        // directory to remove first.
         // SAFETY: restoring the default disposition of one signal; no code
         // of ours relies on it being ignored, and the process ends with the
         // command (also when the Python wheel's script runs it).

@@ -190,25 +190,26 @@ fn call_runs_glob_and_grep() {
     assert!(text.starts_with("FS_SANDBOX_DENIED: "), "{text}");
 }
 
-/// A reader that goes away early (`dsh-fs demo | head -1`) ends the command
-/// quietly, as it would any Unix tool: no panic message, no error exit.
+/// A reader that goes away early (`dsh-fs demo | head -1`) ends the demo
+/// quietly, as it would any Unix tool: no panic message, no error exit, and
+/// its scratch directory removed all the same.
 #[test]
-fn a_closed_pipe_ends_one_shot_commands_quietly() {
-    use std::io::Read;
+fn a_closed_pipe_ends_the_demo_quietly_and_cleans_up() {
+    use std::io::{BufRead, Read};
     let mut child = dsh_fs()
         .arg("demo")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut first = [0u8; 16];
-    child
-        .stdout
-        .as_mut()
-        .unwrap()
-        .read_exact(&mut first)
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
         .unwrap();
-    drop(child.stdout.take());
+    let scratch = first
+        .strip_prefix("workspace: ")
+        .map(|p| std::path::PathBuf::from(p.trim_end()))
+        .unwrap_or_else(|| panic!("first line: {first:?}"));
     let mut stderr = String::new();
     child
         .stderr
@@ -218,11 +219,8 @@ fn a_closed_pipe_ends_one_shot_commands_quietly() {
         .unwrap();
     let status = child.wait().unwrap();
     assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(
-        status.success()
-            || std::os::unix::process::ExitStatusExt::signal(&status) == Some(libc::SIGPIPE),
-        "{status}: {stderr}"
-    );
+    assert!(status.success(), "{status}: {stderr}");
+    assert!(!scratch.exists(), "{} was left behind", scratch.display());
 }
 
 /// The README's `dsh-fs serve` snippet, run as written (in a scratch
