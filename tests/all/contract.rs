@@ -573,6 +573,8 @@ fn streamed_edits_equal_the_in_memory_splice(f: &dyn Fixture) {
     assert_eq!(p.read_text(&t, 64 << 20).unwrap().version, one.version);
 }
 
+/// Stamps each named test (a `fn(&dyn Fixture)`) once per backend, one
+/// module per fixture.
 macro_rules! contract_suite {
     ($($test:ident),* $(,)?) => {
         mod local {
@@ -601,6 +603,8 @@ macro_rules! contract_suite {
         }
     };
 }
+// The listing suite is stamped over the same fixtures.
+pub(crate) use contract_suite;
 
 contract_suite!(
     resolve_normalizes_and_confines,

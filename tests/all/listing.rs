@@ -122,36 +122,8 @@ fn listing_never_leaves_the_root(f: &dyn Fixture) {
     }
 }
 
-macro_rules! listing_suite {
-    ($($test:ident),* $(,)?) => {
-        mod local {
-            $( #[test] fn $test() { super::$test(&super::Local::new()) } )*
-        }
-        mod memory {
-            $( #[test] fn $test() { super::$test(&super::Memory::new()) } )*
-        }
-        mod object_store {
-            $( #[test] fn $test() { super::$test(&super::Store::new()) } )*
-        }
-        mod adapter_memory {
-            $( #[test] fn $test() { super::$test(&super::AdaptedMemory::new()) } )*
-        }
-        mod adapter_local {
-            $( #[test] fn $test() { super::$test(&super::AdaptedLocal::new()) } )*
-        }
-        mod adapter_bucket {
-            $( #[test] fn $test() { super::$test(&super::AdaptedBucket::new()) } )*
-        }
-        mod jco_memory {
-            $( #[test] fn $test() { super::$test(&super::JcoMemory::new()) } )*
-        }
-        mod jco_node {
-            $( #[test] fn $test() { super::$test(&super::JcoNode::new()) } )*
-        }
-    };
-}
-
-listing_suite!(
+// Stamped per fixture, as the provider contract is.
+crate::contract::contract_suite!(
     lists_names_in_byte_order_with_kinds_and_sizes,
     pages_of_any_size_give_the_same_entries,
     missing_and_non_directories_are_refused,
