@@ -41,7 +41,12 @@ impl<S: ByteStore> TextLayer<S> {
     /// Turns a model path into a target: normalized lexically and confined
     /// to the store's roots here, then given its identity by the store.
     pub fn resolve(&self, path: &str) -> Result<Target, FsError> {
-        let rel = normalize(path, self.store.roots())?;
+        self.identified(normalize(path, self.store.roots())?, path)
+    }
+
+    /// The target at the normalized root-relative `rel` (`path` as the model
+    /// wrote it), with the identity the store gives it.
+    fn identified(&self, rel: String, path: &str) -> Result<Target, FsError> {
         let key = self.store.identity(&rel, path)?;
         Ok(Target::new(display(&rel), key))
     }
@@ -94,25 +99,18 @@ impl<S: ByteStore> TextLayer<S> {
     }
 
     /// [`Self::resolve`], then [`Self::read_text`] of the target: what a
-    /// caller that wants only the text needs, in one step.
-    /// A store that resolves and opens in one step ([`ByteStore::open_direct`])
-    /// does so here; otherwise, and when that step fails, it is resolve, then
-    /// open.
+    /// caller that wants only the text needs, in one step. A store that
+    /// resolves and opens in one step ([`ByteStore::open_direct`]) does so
+    /// here; otherwise, and when that step fails, it is resolve, then open.
     pub fn read_path(&self, path: &str, max_bytes: u64) -> Result<PathText, FsError> {
         let rel = normalize(path, self.store.roots())?;
-        let (target, content) = match self.store.open_direct(&rel) {
-            Some(object) => {
-                let target = Target::new(display(&rel), rel);
-                let content = self.read_opened(&target, object, max_bytes);
-                (target, content)
-            }
-            None => {
-                let key = self.store.identity(&rel, path)?;
-                let target = Target::new(display(&rel), key);
-                let content = self.read_text(&target, max_bytes);
-                (target, content)
-            }
-        };
+        if let Some(object) = self.store.open_direct(&rel) {
+            let target = Target::new(display(&rel), rel);
+            let content = self.read_opened(&target, object, max_bytes);
+            return Ok(PathText::new(target, content));
+        }
+        let target = self.identified(rel, path)?;
+        let content = self.read_text(&target, max_bytes);
         Ok(PathText::new(target, content))
     }
 
