@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packages the Rust host crate for crates.io with the crates it depends on (core, tools,
-# command; cargo packages them together against a local overlay of the registry). The
+# search, command; cargo packages them together against a local overlay of the registry). The
 # package carries the built tools component in host/component/, so a dependent builds it
 # without this workspace. Extra arguments go to `cargo package` (e.g. --no-verify).
 set -euo pipefail
@@ -10,4 +10,4 @@ export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 cargo build -p dsh-fs --lib   # host/build.rs builds target/guest/.../dsh_fs_tools.wasm
 mkdir -p host/component
 cp target/guest/wasm32-wasip2/release/dsh_fs_tools.wasm host/component/
-cargo package -p dsh-fs-core -p dsh-fs-tools -p dsh-fs-command -p dsh-fs "$@"
+cargo package -p dsh-fs-core -p dsh-fs-search -p dsh-fs-tools -p dsh-fs-command -p dsh-fs "$@"

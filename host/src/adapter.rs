@@ -29,7 +29,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 wasmtime::component::bindgen!({
     world: "fs-text",
-    path: "../wit",
+    path: "wit",
     imports: { default: trappable },
     with: {
         "dsh:fs/store.reader": crate::adapter::ReaderHandle,

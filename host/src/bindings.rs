@@ -10,7 +10,7 @@ use wasmtime::component::Resource;
 
 wasmtime::component::bindgen!({
     world: "fs-tools",
-    path: "../wit",
+    path: "wit",
     imports: { default: trappable },
     with: {
         "dsh:fs/provider.target": crate::provider::Target,
