@@ -172,3 +172,43 @@ async fn tools_list_carries_titles_and_annotations() {
     );
     client.cancel().await.unwrap();
 }
+
+/// The README's first `mcpServers` entry, as a client would run it: its
+/// `command` and `args` (with the built binary and a scratch project in place
+/// of the two placeholder paths) serve the project, and a read goes through.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_readme_mcp_client_configuration_serves_a_project() {
+    let readme = include_str!("../../README.md");
+    let at = readme
+        .find("Serve a project to an MCP client")
+        .expect("the README has the MCP client section");
+    let block = &readme[at..];
+    let start = block.find("```json\n").expect("a json block") + "```json\n".len();
+    let end = start + block[start..].find("```").expect("the block ends");
+    let config: Value = serde_json::from_str(&block[start..end]).unwrap();
+    let server = &config["mcpServers"]["files"];
+    assert_eq!(server["command"], "/path/to/dsh-fs/target/release/dsh-fs");
+
+    let ws = Workspace::new();
+    ws.write("notes.md", "# notes\n");
+    let root = ws.root.to_str().unwrap().to_owned();
+    let args: Vec<String> = server["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().replace("/path/to/project", &root))
+        .collect();
+    let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_dsh-fs")).configure(|c| {
+        c.args(&args).env("DSH_FS_CACHE_DIR", crate::cache_dir());
+    });
+    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let read = client
+        .call_tool(params("read", json!({"file_path": "notes.md"})))
+        .await
+        .unwrap();
+    assert_eq!(
+        text(&read),
+        "File: notes.md\n1: # notes\n(End of file: 1 line.)"
+    );
+    client.cancel().await.unwrap();
+}
