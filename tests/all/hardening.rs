@@ -359,11 +359,11 @@ fn editor_style_saves_during_an_edit_are_not_overwritten() {
     // 12 MiB: the streamed edit, whose copy takes milliseconds.
     let large = race_editor_saves(&ws, "large.txt", &"y".repeat(12 << 20), 30);
     eprintln!("saves overwritten: {small} of 300 small edits, {large} of 30 streamed edits");
-    // What remains is the window between the last stat and the rename: a
-    // few in 300 when the machine is loaded (the saves are timed to land
-    // inside our edit, so this is the worst case, not a rate).
+    // The saves are timed to land inside our edit. One that lands between
+    // the guard's last check and the commit comes out of the exchange and
+    // is put back (before the exchange: 3-9 of 300 lost here).
     assert!(
-        small <= 15 && large == 0,
+        small == 0 && large == 0,
         "lost: {small} small, {large} streamed"
     );
 }
@@ -415,10 +415,11 @@ fn in_place_writes_during_an_edit_are_not_overwritten() {
     eprintln!(
         "in-place writes overwritten: {small} of 300 small edits, {large} of 30 streamed edits"
     );
-    // As for editor saves: only a write landing between our last stat and
-    // our rename (or one into a file it opened before our rename) is lost.
+    // What remains is a write into the old file by a neighbour that opened
+    // it before the exchange and writes after the check of what came out:
+    // 0-1 in 300 here (before the exchange: 3-4).
     assert!(
-        small <= 15 && large == 0,
+        small <= 5 && large == 0,
         "lost: {small} small, {large} streamed"
     );
 }

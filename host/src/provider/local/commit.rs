@@ -4,9 +4,14 @@
 //! under a guard that is checked again right before the rename, so a
 //! neighbour that does not take our lock is caught rather than overwritten.
 //!
-//! The residual window is between that last `stat` and the `rename`: two
-//! system calls, microseconds. Creates have none: the file is linked with
-//! `linkat`, which fails when the name exists.
+//! The replacement is exchanged with what is at the name (`RENAME_EXCHANGE`)
+//! and what comes out is checked to be the file the guard checked, or put
+//! back: a neighbour's save that lands between the check and the exchange
+//! is not lost. What remains is a write into the old file by a process that
+//! opened it before the exchange, and filesystems without exchange, where
+//! the window is the two system calls between the check and the rename.
+//! Creates have none: the file is linked with `linkat`, which fails when the
+//! name exists.
 
 use super::{LocalObject, map_io, token};
 use crate::deadline;
@@ -219,18 +224,61 @@ impl LocalReplace {
                 named
             }
         };
-        if let Guard::Unchanged(expected) = guard {
-            match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(st) if stat_token(&st) == expected => {}
-                Ok(_) => return Err(FsError::stale(shown)),
-                Err(Errno::NOENT) => return Err(vanished(shown)),
-                Err(e) => return Err(fail(e)),
+        let Guard::Unchanged(expected) = guard else {
+            rustix::fs::renameat(dir, &named, dir, name).map_err(fail)?;
+            self.tmp = None;
+            return Ok(());
+        };
+        let checked = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) if stat_token(&st) == expected => st,
+            Ok(_) => return Err(FsError::stale(shown)),
+            Err(Errno::NOENT) => return Err(vanished(shown)),
+            Err(e) => return Err(fail(e)),
+        };
+        // Exchanged rather than renamed over: what was at the name is kept
+        // under the temp name until it is known to be the file just checked.
+        // A neighbour's save that landed since (an editor renames its new
+        // file over ours) or an in-place write since is put back, not lost.
+        use rustix::fs::RenameFlags;
+        match rustix::fs::renameat_with(dir, &named, dir, name, RenameFlags::EXCHANGE) {
+            Ok(()) => {}
+            // A filesystem without exchange: rename over, as POSIX allows.
+            Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
+                rustix::fs::renameat(dir, &named, dir, name).map_err(fail)?;
+                self.tmp = None;
+                return Ok(());
+            }
+            Err(Errno::NOENT) => return Err(vanished(shown)),
+            Err(e) => return Err(fail(e)),
+        }
+        // The temp name now holds what was replaced; drop removes it.
+        let replaced = rustix::fs::statat(dir, &named, AtFlags::SYMLINK_NOFOLLOW).map_err(fail)?;
+        if same_content(&replaced, &checked) {
+            return Ok(());
+        }
+        match rustix::fs::renameat_with(dir, &named, dir, name, RenameFlags::EXCHANGE) {
+            Ok(()) => Err(FsError::stale(shown)),
+            Err(e) => {
+                // Their file stays under the temp name rather than be removed.
+                self.tmp = None;
+                Err(FsError::new(
+                    ErrorCode::IoError,
+                    format!(
+                        "{shown} changed during this write and could not be put back ({e}); \
+                         the changed file was kept beside it as {named}"
+                    ),
+                ))
             }
         }
-        rustix::fs::renameat(dir, &named, dir, name).map_err(fail)?;
-        self.tmp = None;
-        Ok(())
     }
+}
+
+/// Whether two stats of a name show the same file with the same content:
+/// same inode, size and modification time. (The change time is left out:
+/// the exchange itself sets it.)
+fn same_content(a: &rustix::fs::Stat, b: &rustix::fs::Stat) -> bool {
+    (a.st_dev, a.st_ino, a.st_size, a.st_mtime, a.st_mtime_nsec)
+        == (b.st_dev, b.st_ino, b.st_size, b.st_mtime, b.st_mtime_nsec)
 }
 
 impl Replace for LocalReplace {
