@@ -1,5 +1,5 @@
 //! The text adapter under jco: the fixtures of the JavaScript host path for
-//! the contract and listing suites and the provider script of `adapter.rs`.
+//! the contract and listing suites and the provider script of `host/src/adapter/`.
 //! The adapter component this test binary's build
 //! left at [`ADAPTER_PATH`] is transpiled with jco once per run
 //! (`host/js/scripts/build-adapter.mjs`); each fixture starts one Node
