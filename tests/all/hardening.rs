@@ -348,7 +348,18 @@ fn race_editor_saves(ws: &Workspace, path: &str, body: &str, rounds: u32) -> u32
             assert!(now.starts_with(format!("theirs {round}\n").as_bytes()));
         }
     }
+    no_temp_files(ws);
     lost
+}
+
+/// Whether every commit, kept or put back, removed its temp name.
+fn no_temp_files(ws: &Workspace) {
+    let left: Vec<String> = std::fs::read_dir(&ws.root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".dsh-fs-"))
+        .collect();
+    assert!(left.is_empty(), "temp files left behind: {left:?}");
 }
 
 #[test]
@@ -403,6 +414,7 @@ fn race_in_place_writes(ws: &Workspace, path: &str, body: &str, rounds: u32) -> 
             assert!(now.starts_with(b"THEM"), "round {round}: {}", result.text);
         }
     }
+    no_temp_files(ws);
     lost
 }
 

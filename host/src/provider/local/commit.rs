@@ -251,13 +251,24 @@ impl LocalReplace {
             Err(Errno::NOENT) => return Err(vanished(shown)),
             Err(e) => return Err(fail(e)),
         }
-        // The temp name now holds what was replaced; drop removes it.
-        let replaced = rustix::fs::statat(dir, &named, AtFlags::SYMLINK_NOFOLLOW).map_err(fail)?;
-        if same_content(&replaced, &checked) {
+        // The temp name now holds what was replaced: removed here when it is
+        // the file checked, so the directory's sync below records both.
+        // Unless it cannot be checked: then it is put back too.
+        let replaced = rustix::fs::statat(dir, &named, AtFlags::SYMLINK_NOFOLLOW);
+        if let Ok(st) = &replaced
+            && same_content(st, &checked)
+        {
+            self.tmp = None;
+            // Left behind if this fails: a stray temp name, not a lost file.
+            let _ = rustix::fs::unlinkat(dir, &named, AtFlags::empty());
             return Ok(());
         }
+        let why = match replaced {
+            Ok(_) => FsError::stale(shown),
+            Err(e) => fail(e),
+        };
         match rustix::fs::renameat_with(dir, &named, dir, name, RenameFlags::EXCHANGE) {
-            Ok(()) => Err(FsError::stale(shown)),
+            Ok(()) => Err(why),
             Err(e) => {
                 // Their file stays under the temp name rather than be removed.
                 self.tmp = None;
