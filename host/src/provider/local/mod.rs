@@ -8,6 +8,7 @@
 //! the parent directory from [`ByteStore::replace`] to the commit, which
 //! serialises threads and processes alike (see [`commit`]).
 
+mod aside;
 mod commit;
 mod list;
 
