@@ -18,6 +18,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod deadline;
 mod error;
 pub mod layer;
 pub mod listing;

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 mod bucket;
 mod miss;
+mod search;
 
 pub use bucket::StoreBench;
 
@@ -46,7 +47,7 @@ pub fn run(opts: &BenchOptions) -> Result<()> {
     }
     let runtime = Runtime::new()?;
     if opts.search_files > 0 {
-        crate::search::bench::run(&runtime, &exe, &opts.dir, opts.search_files, opts.reps)?;
+        search::run(&runtime, &exe, &opts.dir, opts.search_files, opts.reps)?;
     }
     let provider: Arc<dyn Provider> = Arc::new(LocalProvider::new(LocalStore::new(&opts.dir)?));
     println!(

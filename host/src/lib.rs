@@ -36,19 +36,20 @@ pub mod adapter;
 pub mod bench;
 mod bindings;
 pub mod cli;
-pub mod deadline;
 mod demo;
 pub mod mcp;
 pub mod provider;
 mod runtime;
-pub mod search;
 mod session;
 mod state;
 
+pub use dsh_fs_core::deadline;
 pub use dsh_fs_core::{
     DirEntry, DirEntryKind, EditOutcome, EditRequest, EntryKind, ErrorCode, FsError, FsInfo,
     TextContent, Version, WriteIntent, WriteOperation, WriteOutcome,
 };
+/// The local disk's fast path for `glob` and `grep`.
+pub use dsh_fs_provider_local::search;
 pub use object_store;
 pub use provider::{
     BoxListing, BoxStream, BucketStore, ByteStore, Listing, LocalProvider, LocalStore,

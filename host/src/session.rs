@@ -253,7 +253,7 @@ impl Instance {
         // give up before their commit point once it passed.
         let deadline = std::time::Instant::now() + limits.call_timeout;
         let (bindings, session) = (&self.bindings, self.session);
-        let r = crate::deadline::scope(deadline, || {
+        let r = dsh_fs_core::deadline::scope(deadline, || {
             bindings
                 .dsh_fs_tools()
                 .session()

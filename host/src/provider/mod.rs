@@ -3,19 +3,18 @@
 //! it to the component's `dsh:fs/provider` import.
 //!
 //! Backends: [`LocalProvider`] (the text layer over [`LocalStore`], a
-//! directory on disk confined with cap-std), [`MemoryProvider`] (a virtual workspace) and [`ObjectStoreProvider`] (a
-//! bucket prefix, compare-and-swap by ETag). They share the helpers at the
-//! end of this file, so freshness means the same thing everywhere: a caller's
-//! version is fresh while the file's content hash is the one it names.
+//! directory on disk confined with cap-std; crate `dsh-fs-provider-local`),
+//! [`MemoryProvider`] (a virtual workspace) and [`ObjectStoreProvider`] (a
+//! bucket prefix, compare-and-swap by ETag; crate
+//! `dsh-fs-provider-object-store`). Each is [`TextLayer`] over a byte store,
+//! so freshness means the same thing everywhere: a caller's version is fresh
+//! while the file's content hash is the one it names.
 
-mod local;
-mod object_store;
-
-pub use self::object_store::{BucketStore, ObjectStoreProvider, S3Options};
 pub use dsh_fs_core::layer::TextLayer;
 pub use dsh_fs_core::store::memory::MemoryStore;
 pub use dsh_fs_core::store::{ByteStore, Listing, Target, TextStream};
-pub use local::{LocalObject, LocalProvider, LocalReplace, LocalStore};
+pub use dsh_fs_provider_local::{LocalObject, LocalProvider, LocalReplace, LocalStore};
+pub use dsh_fs_provider_object_store::{BucketStore, ObjectStoreProvider, S3Options};
 
 #[cfg(doc)]
 use dsh_fs_core::ErrorCode;

@@ -15,8 +15,8 @@
 
 use super::aside::{create_named, keep_attributes, link_anonymous, link_unique};
 use super::{LocalObject, map_io, token};
-use crate::deadline;
 use cap_std::fs::{Dir, File, Metadata, MetadataExt};
+use dsh_fs_core::deadline;
 use dsh_fs_core::seam::vanished;
 use dsh_fs_core::store::{Guard, Replace, copy_through};
 use dsh_fs_core::{ErrorCode, FsError};

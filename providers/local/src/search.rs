@@ -3,8 +3,6 @@
 //! as the portable search of `dsh-fs-search`, so both render the same bytes.
 //! Links are never followed; nothing outside `root` is listed or read.
 
-pub mod bench;
-
 use dsh_fs_core::FsError;
 use dsh_fs_search::render::{GREP_LIMIT, GlobCollector, GrepCollector};
 use dsh_fs_search::walk::VCS_DIRS;

@@ -11,10 +11,11 @@
 mod aside;
 mod commit;
 mod list;
+pub mod search;
 
-use crate::deadline;
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, File, Metadata, MetadataExt, OpenOptions, OpenOptionsExt};
+use dsh_fs_core::deadline;
 use dsh_fs_core::layer::TextLayer;
 use dsh_fs_core::listing::SortedListing;
 use dsh_fs_core::store::{ByteStore, Object, ObjectMeta, Target};

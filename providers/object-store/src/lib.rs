@@ -404,7 +404,7 @@ impl ByteStore for BucketStore {
     }
 
     fn progress(&self, target: &Target) -> Result<(), FsError> {
-        crate::deadline::check(target.display_path())
+        dsh_fs_core::deadline::check(target.display_path())
     }
 }
 

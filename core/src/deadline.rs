@@ -9,7 +9,7 @@
 //! has committed it finishes and reports success, and the runtime gives the
 //! component a grace period to say so.
 
-use dsh_fs_core::{ErrorCode, FsError};
+use crate::{ErrorCode, FsError};
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 

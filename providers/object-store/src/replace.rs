@@ -297,7 +297,7 @@ impl Replace for BucketReplace {
     /// object version) the store answered with.
     fn commit(mut self, guard: Guard<'_>) -> Result<String, FsError> {
         let shown = self.shown.clone();
-        crate::deadline::check(&shown)?;
+        dsh_fs_core::deadline::check(&shown)?;
         let put = if self.upload.is_none() {
             let mode = match guard {
                 Guard::None => PutMode::Overwrite,
