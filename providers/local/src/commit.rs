@@ -20,7 +20,7 @@ use dsh_fs_core::deadline;
 use dsh_fs_core::seam::vanished;
 use dsh_fs_core::store::{Guard, Replace, copy_through};
 use dsh_fs_core::{ErrorCode, FsError};
-use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags as O};
+use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags as O, RenameFlags};
 use rustix::io::Errno;
 use std::time::{Duration, Instant};
 
@@ -179,8 +179,8 @@ impl LocalReplace {
         }
     }
 
-    /// Everything up to and including the rename; on error the caller's
-    /// drop removes the temp name.
+    /// Everything up to and including the exchange (or rename, or link);
+    /// on error the caller's drop removes the temp name.
     fn put_in_place(&mut self, guard: Guard<'_>) -> Result<(), FsError> {
         self.out()?;
         let fail = |e: Errno| map_io(e.into(), &self.shown);
@@ -199,7 +199,6 @@ impl LocalReplace {
             let linked = match self.tmp.as_deref() {
                 None => link_anonymous(file, dir, name),
                 Some(named) => {
-                    use rustix::fs::RenameFlags;
                     rustix::fs::renameat_with(dir, named, dir, name, RenameFlags::NOREPLACE)
                 }
             };
@@ -240,7 +239,6 @@ impl LocalReplace {
         // under the temp name until it is known to be the file just checked.
         // A neighbour's save that landed since (an editor renames its new
         // file over ours) or an in-place write since is put back, not lost.
-        use rustix::fs::RenameFlags;
         match rustix::fs::renameat_with(dir, &named, dir, name, RenameFlags::EXCHANGE) {
             Ok(()) => {}
             // A filesystem without exchange: rename over, as POSIX allows.
