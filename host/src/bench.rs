@@ -172,26 +172,43 @@ pub fn run(opts: &BenchOptions) -> Result<()> {
         opts.calls
     );
     let lines: String = (0..52).map(|i| format!("{i:>79}\n")).collect();
-    for (rel, label) in [
-        ("small-4k.txt", "component"),
-        (
-            "deep/er/still/small-4k.txt",
-            "3 directories deep: component",
-        ),
-    ] {
+    for rel in ["small-4k.txt", "deep/er/still/small-4k.txt"] {
         let small = opts.dir.join(rel);
         std::fs::create_dir_all(small.parent().unwrap_or(&opts.dir))?;
         std::fs::write(&small, &lines[..4096])?;
-        let args = format!(r#"{{"file_path":"{rel}"}}"#);
+    }
+    // The last row is the floor under the others: a call refused while its
+    // arguments are parsed does no I/O, so what it costs the component over
+    // the native library is the boundary and the guest's own code.
+    for (args, label, refused) in [
+        (r#"{"file_path":"small-4k.txt"}"#, "component", false),
+        (
+            r#"{"file_path":"deep/er/still/small-4k.txt"}"#,
+            "3 directories deep: component",
+            false,
+        ),
+        (
+            r#"{"file_path":"small-4k.txt","limit":0}"#,
+            "refused argument, no I/O: component",
+            true,
+        ),
+    ] {
         let mut wasm = runtime.session(provider.clone(), SessionOptions::default())?;
         let mut native = dsh_fs_tools::Session::new(Native(provider.clone()), true);
+        let check = |is_error: bool, text: &str, side: &str| {
+            if is_error != refused {
+                bail!("{side} read of {args}: {text}");
+            }
+            Ok(())
+        };
         // In turns, so that a change in the machine's load weighs on both.
         let (wasm_t, native_t) = sample_pair(
             opts.reps,
             || {
                 timed(|| {
                     for _ in 0..opts.calls {
-                        expect_ok(wasm.execute("read", &args))?;
+                        let r = wasm.execute("read", args);
+                        check(r.is_error, &r.text, "component")?;
                     }
                     Ok(())
                 })
@@ -199,10 +216,8 @@ pub fn run(opts: &BenchOptions) -> Result<()> {
             || {
                 timed(|| {
                     for _ in 0..opts.calls {
-                        let r = native.execute("read", &args);
-                        if r.is_error() {
-                            bail!("native read failed: {}", r.text);
-                        }
+                        let r = native.execute("read", args);
+                        check(r.is_error(), &r.text, "native")?;
                     }
                     Ok(())
                 })
