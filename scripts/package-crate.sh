@@ -2,7 +2,8 @@
 # Packages the Rust host crate for crates.io with the crates it depends on (core, tools,
 # search, command, the local and object-store providers; cargo packages them together against
 # a local overlay of the registry). The package carries the built tools component in
-# host/component/, so a dependent builds it without this workspace. Extra arguments go to `cargo package` (e.g. --no-verify).
+# host/component/, so a dependent builds it without this workspace. Extra arguments go to
+# `cargo package` (e.g. --no-verify).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"

@@ -352,7 +352,7 @@ fn race_editor_saves(ws: &Workspace, path: &str, body: &str, rounds: u32) -> u32
     lost
 }
 
-/// Whether every commit, kept or put back, removed its temp name.
+/// Asserts that every commit, kept or put back, removed its temp name.
 fn no_temp_files(ws: &Workspace) {
     let left: Vec<String> = std::fs::read_dir(&ws.root)
         .unwrap()

@@ -1,7 +1,7 @@
 //! The one commit point of the local disk: a replacement file is written
 //! aside, made to carry what the user owns (owner, group, mode, extended
 //! attributes and with them ACLs), made durable, and only then put in place
-//! under a guard that is checked again right before the rename, so a
+//! under a guard that is checked again right before it is, so a
 //! neighbour that does not take our lock is caught rather than overwritten.
 //!
 //! The replacement is exchanged with what is at the name (`RENAME_EXCHANGE`)

@@ -66,7 +66,7 @@ impl LocalStore {
     /// Allows reading and editing files that have other hard links. Off by
     /// default: a hard link is indistinguishable from its twin, which may lie
     /// outside the root, so such files are `sandbox-denied`. (Writes never
-    /// modify a linked twin: they replace the name by rename.)
+    /// modify a linked twin: they put a new file under the name.)
     pub fn allow_hard_links(mut self, allow: bool) -> Self {
         self.hard_links = allow;
         self
