@@ -211,6 +211,26 @@ impl StreamDecoder {
     }
 }
 
+/// `s` as one line of model-facing output: control characters (newline,
+/// CR, ESC, BEL, NEL, …) and the Unicode line and paragraph separators are
+/// written as Rust escapes (`\n`, `\u{1b}`), so a crafted file name cannot
+/// fake lines of a tool's answer. Every name a tool prints goes through here.
+pub fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
+    let breaks = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
+    if !s.chars().any(breaks) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if breaks(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// The content hash providers put into versions: xxh3-128 of the raw bytes.
 pub fn content_hash(bytes: &[u8]) -> u128 {
     xxhash_rust::xxh3::xxh3_128(bytes)

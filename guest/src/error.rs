@@ -112,18 +112,10 @@ impl ToolError {
 /// `s` with control characters escaped, so a message is always one line
 /// (paths and field names may contain newlines).
 pub(crate) fn one_line(s: String) -> String {
-    if !s.chars().any(char::is_control) {
-        return s;
+    match dsh_fs_core::text::one_line(&s) {
+        std::borrow::Cow::Borrowed(_) => s,
+        escaped => escaped.into_owned(),
     }
-    s.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
 }
 
 /// What the model should try next after `code` from `tool`.

@@ -59,7 +59,10 @@ pub(super) fn not_found<P: Provider>(provider: &P, tool: Tool, display: &str) ->
             )
         }
         more => {
-            let list = more.iter().map(|p| format!("  {p}")).collect();
+            let list = more
+                .iter()
+                .map(|p| format!("  {}", dsh_fs_core::text::one_line(p)))
+                .collect();
             let hint = format!("Similar existing paths are below; use one as {field}{create}.");
             found(plain(), hint, list)
         }
