@@ -90,3 +90,61 @@ fn a_missing_root_is_named_before_any_request() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("/definitely/not/here"), "{stderr}");
 }
+
+#[test]
+fn lines_of_millions_of_values_cost_no_memory_and_the_session_goes_on() {
+    let ws = Workspace::new();
+    ws.write("f.txt", "one\n");
+    let mut child = dsh_fs()
+        .args(["serve", "--root"])
+        .arg(&ws.root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let read = request("read", json!({"file_path": "f.txt"}));
+    assert_eq!(ask(&mut stdin, &mut stdout, &read)["is_error"], false);
+    // 16 MiB lines: a top-level array, an object of a million keys, and an
+    // argument of 8 million values (into the component, as the arguments).
+    let zeros = |n: usize| format!("[{}0]", "0,".repeat(n - 1));
+    let keys: String = (0..1_000_000).map(|i| format!("\"k{i}\":0,")).collect();
+    let cases = [
+        (zeros(8 << 20), "not a JSON object"),
+        (format!("{{{keys}\"tool\":\"read\"}}"), "unknown key `k0`"),
+        (
+            format!(
+                "{{\"tool\":\"read\",\"arguments\":{{\"file_path\":{}}}}}",
+                zeros(8_000_000)
+            ),
+            "`file_path` must be a string, got an array",
+        ),
+    ];
+    for (line, expected) in cases {
+        let reply = ask(&mut stdin, &mut stdout, &line);
+        assert_eq!(reply["is_error"], true, "{reply}");
+        let text = reply["text"].as_str().unwrap();
+        assert!(text.contains(expected), "{text}");
+    }
+    // The observation of the first read survives: the edit needs it.
+    let edit = request(
+        "edit",
+        json!({"file_path": "f.txt", "old_string": "one", "new_string": "two"}),
+    );
+    let edited = ask(&mut stdin, &mut stdout, &edit);
+    assert_eq!(edited["is_error"], false, "{edited}");
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let peak: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap();
+    eprintln!("serve: peak RSS {} MiB", peak >> 10);
+    assert!(
+        peak < crate::mcp_transport::RSS_LIMIT_KIB,
+        "peak RSS {peak} KiB"
+    );
+    drop(stdin);
+    child.wait().unwrap();
+}

@@ -5,7 +5,11 @@
 
 use super::ToolDefinition;
 use crate::error::ToolError;
+use serde::Deserializer as _;
+use serde::de::{MapAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
+use std::cell::Cell;
 
 /// A tool as the model sees it, and the table of its arguments.
 pub(super) struct Spec {
@@ -129,26 +133,40 @@ pub(super) struct Args {
 
 impl Args {
     /// Parses `json` as the arguments object of the tool `spec` describes.
+    /// The text is checked whole but only the declared fields are kept, and
+    /// an array or object among them only by its type (no field takes one):
+    /// an argument of millions of values costs no memory, and an unknown
+    /// field ends the parse where it stands.
     pub(super) fn parse(spec: &'static Spec, json: &str) -> Result<Self, ToolError> {
         let tool = spec.name;
-        let value: Value = serde_json::from_str(json).map_err(|e| {
+        let not_json = |e: serde_json::Error| {
             ToolError::invalid_args(tool, format_args!("arguments are not valid JSON ({e})"))
-        })?;
-        let Value::Object(map) = value else {
+        };
+        let raw: &RawValue = serde_json::from_str(json).map_err(not_json)?;
+        if !raw.get().starts_with('{') {
+            let value = shallow(raw).map_err(not_json)?;
             return Err(ToolError::invalid_args(
                 tool,
                 format_args!("arguments must be a JSON object, got {}", kind(&value)),
             ));
-        };
-        let known = |k: &str| spec.fields.iter().any(|f| f.name == k);
-        if let Some(unknown) = map.keys().find(|k| !known(k)) {
-            let shown: String = unknown.chars().take(64).collect();
-            let names: Vec<&str> = spec.fields.iter().map(|f| f.name).collect();
-            return Err(ToolError::invalid_args(
-                tool,
-                format_args!("unknown field `{shown}` (fields: {})", names.join(", ")),
-            ));
         }
+        let unknown = Cell::new(None);
+        let fields = Fields {
+            spec,
+            unknown: &unknown,
+        };
+        let parsed = serde_json::Deserializer::from_str(raw.get()).deserialize_map(fields);
+        let map = parsed.map_err(|e| match unknown.take() {
+            Some(name) => {
+                let shown: String = name.chars().take(64).collect();
+                let names: Vec<&str> = spec.fields.iter().map(|f| f.name).collect();
+                ToolError::invalid_args(
+                    tool,
+                    format_args!("unknown field `{shown}` (fields: {})", names.join(", ")),
+                )
+            }
+            None => not_json(e),
+        })?;
         Ok(Args { spec, map })
     }
 
@@ -219,6 +237,43 @@ impl Args {
 
     fn invalid(&self, what: std::fmt::Arguments<'_>) -> ToolError {
         ToolError::invalid_args(self.spec.name, what)
+    }
+}
+
+/// The top-level object of a call, visited key by key: declared fields kept
+/// ([`shallow`]ly), the first unknown one put in `unknown` and the visit ended.
+struct Fields<'u> {
+    spec: &'static Spec,
+    unknown: &'u Cell<Option<String>>,
+}
+
+impl<'de> Visitor<'de> for Fields<'_> {
+    type Value = Map<String, Value>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
+        let mut map = Map::new();
+        while let Some(key) = access.next_key::<String>()? {
+            if !self.spec.fields.iter().any(|f| f.name == key) {
+                self.unknown.set(Some(key));
+                return Err(serde::de::Error::custom("unknown field"));
+            }
+            let raw: &'de RawValue = access.next_value()?;
+            map.insert(key, shallow(raw).map_err(serde::de::Error::custom)?);
+        }
+        Ok(map)
+    }
+}
+
+/// A scalar as its value; an array or an object as an empty one of its kind.
+fn shallow(raw: &RawValue) -> Result<Value, serde_json::Error> {
+    match raw.get().as_bytes().first() {
+        Some(b'[') => Ok(Value::Array(Vec::new())),
+        Some(b'{') => Ok(Value::Object(Map::new())),
+        _ => serde_json::from_str(raw.get()),
     }
 }
 
@@ -296,7 +351,13 @@ mod tests {
         assert!(offset("1.5").contains("got 1.5"));
         assert!(offset(r#""3""#).contains("got the string \"3\""));
         assert_eq!(offset("null"), "");
-        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
-        assert!(err(&deep).contains("not valid JSON"));
+        // Nesting and size cost neither stack nor memory: a value is skipped
+        // without being built.
+        let deep = |n| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(err(&deep(10_000)).contains("must be a JSON object, got an array"));
+        let field = format!(r#"{{"file_path":{}}}"#, deep(4 << 20));
+        assert!(err(&field).contains("`file_path` must be a string, got an array"));
+        let wide = format!(r#"{{"file_path":[{}0]}}"#, "0,".repeat(4 << 20));
+        assert!(err(&wide).contains("`file_path` must be a string, got an array"));
     }
 }

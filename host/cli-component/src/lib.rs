@@ -24,12 +24,12 @@
 //! ```
 #![deny(missing_docs)]
 
+use serde::Deserializer as _;
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde::de::{MapAccess, Visitor};
+use serde_json::value::RawValue;
+use std::cell::Cell;
 use std::io::{self, BufRead, Read, Write};
-
-/// The keys a request line may have.
-pub const REQUEST_KEYS: [&str; 2] = ["tool", "arguments"];
 
 /// The result of one request, as written on one output line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -107,29 +107,72 @@ pub fn parse_request(line: &str, number: u64) -> Result<Request, Reply> {
             ),
         )
     };
-    let value: Value = serde_json::from_str(line).map_err(|e| bad(format!("invalid JSON: {e}")))?;
-    let Value::Object(mut map) = value else {
+    // Checked whole, but only `tool` and the text of `arguments` are kept: a
+    // line of millions of values costs no more memory than its bytes.
+    let raw: &RawValue =
+        serde_json::from_str(line).map_err(|e| bad(format!("invalid JSON: {e}")))?;
+    if !raw.get().starts_with('{') {
         return Err(bad("not a JSON object".into()));
-    };
-    if let Some(unknown) = map.keys().find(|k| !REQUEST_KEYS.contains(&k.as_str())) {
-        let shown: String = unknown.chars().take(64).collect();
-        return Err(bad(format!(
-            "unknown key `{shown}`; the keys are `tool` and `arguments`"
-        )));
     }
-    let tool = match map.remove("tool") {
-        Some(Value::String(tool)) => tool,
-        Some(_) => return Err(bad("`tool` must be a string".into())),
+    let unknown = Cell::new(None);
+    let parsed = serde_json::Deserializer::from_str(raw.get())
+        .deserialize_map(RequestKeys { unknown: &unknown });
+    let (tool, arguments) = match parsed {
+        Ok(keys) => keys,
+        Err(e) => {
+            return Err(bad(match unknown.take() {
+                Some(key) => {
+                    let shown: String = key.chars().take(64).collect();
+                    format!("unknown key `{shown}`; the keys are `tool` and `arguments`")
+                }
+                None => format!("invalid JSON: {e}"),
+            }));
+        }
+    };
+    let tool = match tool {
+        Some(Some(tool)) => tool,
+        Some(None) => return Err(bad("`tool` must be a string".into())),
         None => return Err(bad("`tool` is missing".into())),
     };
-    let arguments = match map.remove("arguments") {
-        None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(v) => v,
+    let arguments = match arguments {
+        None => "{}".to_owned(),
+        Some(raw) if raw.get() == "null" => "{}".to_owned(),
+        Some(raw) => raw.get().to_owned(),
     };
-    Ok(Request {
-        tool,
-        arguments: arguments.to_string(),
-    })
+    Ok(Request { tool, arguments })
+}
+
+/// A request line's object, visited key by key: `tool` (`Some(None)` when it
+/// is not a string) and the raw `arguments`; the first other key is put in
+/// `unknown` and ends the visit.
+struct RequestKeys<'u> {
+    unknown: &'u Cell<Option<String>>,
+}
+
+impl<'de> Visitor<'de> for RequestKeys<'_> {
+    type Value = (Option<Option<String>>, Option<&'de RawValue>);
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
+        let (mut tool, mut arguments) = (None, None);
+        while let Some(key) = access.next_key::<String>()? {
+            match key.as_str() {
+                "tool" => {
+                    let raw: &'de RawValue = access.next_value()?;
+                    tool = Some(serde_json::from_str::<String>(raw.get()).ok());
+                }
+                "arguments" => arguments = Some(access.next_value()?),
+                _ => {
+                    self.unknown.set(Some(key));
+                    return Err(serde::de::Error::custom("unknown key"));
+                }
+            }
+        }
+        Ok((tool, arguments))
+    }
 }
 
 /// Longest request line taken: the 16 MiB argument limit plus room for the
@@ -220,7 +263,7 @@ pub fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn run(input: &str) -> Vec<Value> {
         let mut out = Vec::new();
