@@ -1,11 +1,13 @@
 //! What a write or an edit changed, as compact unified-diff hunks with the
 //! file's line numbers: one line of context, long lines shortened, at most
 //! [`MAX_SHOWN`] lines in all and a count of the changed lines left out.
-//! The line diff is `similar`'s heuristic Myers, whose work stays bounded on
-//! hard inputs; callers bound the input size ([`MAX_DIFF_BYTES`]).
+//! The line diff is `similar`'s heuristic Myers, bounded in time, and in
+//! depth by [`MAX_ALIGNED_LINES`]; callers bound the input size
+//! ([`MAX_DIFF_BYTES`]).
 
 use super::plural;
-use similar::{Algorithm, ChangeTag, DiffOp, TextDiff};
+use similar::{Algorithm, DiffOp, DiffTag, capture_diff_slices_deadline, group_diff_ops};
+use std::time::{Duration, Instant};
 
 /// Lines of hunks shown (headers included) before the rest is counted.
 pub const MAX_SHOWN: usize = 40;
@@ -38,54 +40,73 @@ impl Diff {
     }
 }
 
+/// Changed lines aligned line by line at most, on either side once the
+/// common head and tail are set aside; past it the changed block is shown as
+/// removed, then added. Myers' divide and conquer can recurse about once a
+/// changed line on reordered text, and a component's stack is small.
+pub const MAX_ALIGNED_LINES: usize = 2_000;
+
+/// Longest the alignment may take; past it `similar` settles for a coarser
+/// script.
+const ALIGN_TIME: Duration = Duration::from_millis(500);
+
 /// The hunks from `old` to `new`, both starting on line `first_line` of the
 /// file. CRLF is compared and shown as LF.
 pub fn diff(old: &str, new: &str, first_line: u64) -> Diff {
     let (old, new) = (old.replace("\r\n", "\n"), new.replace("\r\n", "\n"));
-    let diff = TextDiff::configure()
-        .algorithm(Algorithm::Myers)
-        .diff_lines(old.as_str(), new.as_str());
+    let old: Vec<&str> = old.split_inclusive('\n').collect();
+    let new: Vec<&str> = new.split_inclusive('\n').collect();
+    let ops = align(&old, &new);
     let (mut added, mut removed) = (0u64, 0u64);
-    for op in diff.ops() {
-        added += op.new_range().len() as u64;
-        removed += op.old_range().len() as u64;
-        if let DiffOp::Equal { len, .. } = op {
-            added -= *len as u64;
-            removed -= *len as u64;
+    for op in &ops {
+        if !matches!(op, DiffOp::Equal { .. }) {
+            added += op.new_range().len() as u64;
+            removed += op.old_range().len() as u64;
         }
     }
     let mut out = String::new();
     let (mut shown, mut left_out) = (0usize, 0u64);
-    for group in diff.grouped_ops(CONTEXT) {
+    // Lines past the first MAX_SHOWN are only counted, never formatted.
+    let mut emit = |sign: char, text: &str| {
+        if shown < MAX_SHOWN {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            if sign == '@' {
+                out.push_str(text);
+            } else {
+                out.push_str(&line(sign, text));
+            }
+            shown += 1;
+        } else if sign != ' ' && sign != '@' {
+            left_out += 1;
+        }
+    };
+    for group in group_diff_ops(ops, CONTEXT) {
         let (Some(head), Some(tail)) = (group.first(), group.last()) else {
             continue;
         };
         let olds = head.old_range().start..tail.old_range().end;
         let news = head.new_range().start..tail.new_range().end;
-        let mut lines = vec![format!(
+        let header = format!(
             "@@ -{} +{} @@",
             span(first_line, olds.start, olds.len()),
             span(first_line, news.start, news.len())
-        )];
+        );
+        emit('@', &header);
         for op in &group {
-            for change in diff.iter_changes(op) {
-                let sign = match change.tag() {
-                    ChangeTag::Equal => ' ',
-                    ChangeTag::Delete => '-',
-                    ChangeTag::Insert => '+',
-                };
-                lines.push(line(sign, change.value()));
+            let (tag, olds, news) = op.as_tag_tuple();
+            let (gone, came) = (&old[olds], &new[news]);
+            let sign = match tag {
+                DiffTag::Equal => ' ',
+                DiffTag::Insert => '+',
+                DiffTag::Delete | DiffTag::Replace => '-',
+            };
+            if tag != DiffTag::Insert {
+                gone.iter().for_each(|l| emit(sign, l));
             }
-        }
-        for l in lines {
-            if shown < MAX_SHOWN {
-                if !out.is_empty() {
-                    out.push('\n');
-                }
-                out.push_str(&l);
-                shown += 1;
-            } else if l.starts_with(['-', '+']) {
-                left_out += 1;
+            if matches!(tag, DiffTag::Insert | DiffTag::Replace) {
+                came.iter().for_each(|l| emit('+', l));
             }
         }
     }
@@ -100,6 +121,58 @@ pub fn diff(old: &str, new: &str, first_line: u64) -> Diff {
         removed,
         hunks: out,
     }
+}
+
+/// The edit script from `old` to `new` lines: `similar`'s Myers when the
+/// changed block is at most [`MAX_ALIGNED_LINES`] on each side, else that
+/// block as one replacement between the common head and tail.
+fn align(old: &[&str], new: &[&str]) -> Vec<DiffOp> {
+    let head = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    let tail = old[head..]
+        .iter()
+        .rev()
+        .zip(new[head..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let (gone, came) = (old.len() - head - tail, new.len() - head - tail);
+    if gone.max(came) <= MAX_ALIGNED_LINES {
+        let deadline = Instant::now().checked_add(ALIGN_TIME);
+        return capture_diff_slices_deadline(Algorithm::Myers, old, new, deadline);
+    }
+    let mut ops = Vec::with_capacity(3);
+    if head > 0 {
+        ops.push(DiffOp::Equal {
+            old_index: 0,
+            new_index: 0,
+            len: head,
+        });
+    }
+    ops.push(match (gone, came) {
+        (_, 0) => DiffOp::Delete {
+            old_index: head,
+            old_len: gone,
+            new_index: head,
+        },
+        (0, _) => DiffOp::Insert {
+            old_index: head,
+            new_index: head,
+            new_len: came,
+        },
+        _ => DiffOp::Replace {
+            old_index: head,
+            old_len: gone,
+            new_index: head,
+            new_len: came,
+        },
+    });
+    if tail > 0 {
+        ops.push(DiffOp::Equal {
+            old_index: head + gone,
+            new_index: head + came,
+            len: tail,
+        });
+    }
+    ops
 }
 
 /// A hunk side as unified diffs write it: `7`, `7,3`, or `6,0` (empty, after line 6).
