@@ -107,12 +107,24 @@ impl seam::Host for HostState {
         }
     }
 
+    /// A native search runs the model's patterns in host code: should it
+    /// panic, the call fails and the instance, with the session's
+    /// observations, carries on (a search changes nothing it could leave
+    /// half done).
     fn search(&mut self, t: Resource<Target>, query: wit::SearchQuery) -> Res<Option<String>> {
         let target = self.table.get(&t)?;
-        Ok(self
-            .provider
-            .search(target, &query.into())
-            .map_err(Into::into))
+        let provider = &self.provider;
+        let query = query.into();
+        let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            provider.search(target, &query)
+        }))
+        .unwrap_or_else(|_| {
+            Err(core::FsError::new(
+                core::ErrorCode::IoError,
+                "the search failed inside the host; narrow the pattern or path and retry",
+            ))
+        });
+        Ok(found.map_err(Into::into))
     }
 }
 

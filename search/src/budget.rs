@@ -13,6 +13,11 @@ pub const DEFAULT_TIME: Duration = Duration::from_secs(20);
 /// Default work limit: entries visited plus bytes read (64 GiB).
 pub const DEFAULT_WORK: u64 = 64 << 30;
 
+/// Bytes of ignore files whose compiled rules may be held at once (those of
+/// the directories being walked): a hostile rule can cost thousands of times
+/// its bytes once compiled, so this bounds the walk's memory.
+pub const MAX_LIVE_IGNORE_BYTES: u64 = 48 << 10;
+
 /// A search's remaining allowance.
 #[derive(Debug)]
 pub struct Budget {
@@ -21,6 +26,18 @@ pub struct Budget {
     work: u64,
     used: AtomicU64,
     spent: AtomicBool,
+    ignore_held: AtomicU64,
+    /// Whether the ignore rules, not time or work, spent it.
+    by_rules: AtomicBool,
+}
+
+/// Why a search stopped early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stopped {
+    /// It ran out of time (the limit) or of work.
+    Budget(Duration),
+    /// The ignore rules on one path were more than it may hold (bytes).
+    IgnoreRules(u64),
 }
 
 impl Default for Budget {
@@ -38,7 +55,18 @@ impl Budget {
             work,
             used: AtomicU64::new(0),
             spent: AtomicBool::new(false),
+            ignore_held: AtomicU64::new(0),
+            by_rules: AtomicBool::new(false),
         }
+    }
+
+    /// The budget of a search run inside a tool call on this thread: the
+    /// default, or three quarters of the time the call has left when that is
+    /// less, so the search stops and says so before the call is cut off.
+    pub fn for_call() -> Budget {
+        let time = dsh_fs_core::deadline::remaining()
+            .map_or(DEFAULT_TIME, |left| (left * 3 / 4).min(DEFAULT_TIME));
+        Budget::new(time, DEFAULT_WORK)
     }
 
     /// Counts one visited entry; false once the budget is spent.
@@ -59,9 +87,38 @@ impl Budget {
         true
     }
 
+    /// Holds `bytes` of ignore rules; false, and the budget spent, when that
+    /// would exceed [`MAX_LIVE_IGNORE_BYTES`].
+    pub fn hold_ignore(&self, bytes: u64) -> bool {
+        let held = self.ignore_held.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        if held > MAX_LIVE_IGNORE_BYTES {
+            self.ignore_held.fetch_sub(bytes, Ordering::Relaxed);
+            self.by_rules.store(true, Ordering::Relaxed);
+            self.spent.store(true, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+
+    /// Releases what [`Budget::hold_ignore`] held.
+    pub fn release_ignore(&self, bytes: u64) {
+        self.ignore_held.fetch_sub(bytes, Ordering::Relaxed);
+    }
+
     /// Whether the search ran out of time or work.
     pub fn spent(&self) -> bool {
         self.spent.load(Ordering::Relaxed)
+    }
+
+    /// Why the search stopped early, if it did.
+    pub fn stopped(&self) -> Option<Stopped> {
+        if !self.spent() {
+            None
+        } else if self.by_rules.load(Ordering::Relaxed) {
+            Some(Stopped::IgnoreRules(MAX_LIVE_IGNORE_BYTES))
+        } else {
+            Some(Stopped::Budget(self.time))
+        }
     }
 
     /// The wall-clock limit, for the footer.

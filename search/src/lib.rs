@@ -58,7 +58,7 @@ pub fn glob(tree: &dyn Tree, dir: &str, pattern: &str, budget: &Budget) -> Resul
         }
         ControlFlow::Continue(())
     })?;
-    Ok(found.render(budget.spent().then(|| budget.time())))
+    Ok(found.render(budget.stopped()))
 }
 
 /// Lines matching regular expression `pattern` in file `path`, or in the files
@@ -71,13 +71,13 @@ pub fn grep(
     include: Option<&str>,
     budget: &Budget,
 ) -> Result<String, FsError> {
-    let matcher = pattern::regex(pattern)?;
+    let regex = pattern::regex(pattern)?;
     let include = include.map(pattern::NameGlob::new).transpose()?;
     let mut searcher = lines::searcher();
     let mut found = GrepCollector::default();
     let mut one = |file: &str| {
         if let Ok(reader) = tree.open(file) {
-            let m = lines::search(&mut searcher, &matcher, reader, found.room(), budget);
+            let m = lines::search(&mut searcher, &regex, reader, found.room(), budget);
             found.add(file, m.hits, m.matches);
         }
     };
@@ -97,7 +97,7 @@ pub fn grep(
         }
         Some(_) => return Err(not_searchable(path)),
     }
-    Ok(found.render(budget.spent().then(|| budget.time())))
+    Ok(found.render(budget.stopped()))
 }
 
 /// Runs `query` below `path` (root-relative, `""` for the root): [`glob`] or
@@ -130,18 +130,26 @@ fn directory(tree: &dyn Tree, dir: &str, tool: &str) -> Result<(), FsError> {
     match tree.kind(dir)? {
         Some(DirEntryKind::Directory) => Ok(()),
         None => Err(FsError::not_found(shown(dir))),
-        Some(_) => Err(FsError::new(
-            ErrorCode::NotDirectory,
-            format!(
-                "{} is not a directory; give {tool} the directory that holds it",
-                shown(dir)
-            ),
-        )),
+        Some(_) => Err(not_a_directory(dir, tool)),
     }
 }
 
+/// The refusal of `tool` (`glob`) for a start path that is not a directory.
 #[cold]
-fn not_searchable(path: &str) -> FsError {
+pub fn not_a_directory(path: &str, tool: &str) -> FsError {
+    FsError::new(
+        ErrorCode::NotDirectory,
+        format!(
+            "{} is not a directory; give {tool} the directory that holds it",
+            shown(path)
+        ),
+    )
+}
+
+/// The refusal of grep for a start path that is neither a file nor a
+/// directory.
+#[cold]
+pub fn not_searchable(path: &str) -> FsError {
     FsError::new(
         ErrorCode::NotRegularFile,
         format!(

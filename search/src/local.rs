@@ -1,6 +1,13 @@
 //! A [`Tree`] over a directory of the local disk with `std::fs` (native and
 //! WASI alike). Links are reported as links and never followed, also when a
 //! path given to it passes through one; names that are not UTF-8 are skipped.
+//!
+//! It resolves every path again by name, so it is confined against the tree
+//! as it is, not against a neighbour swapping a directory for a link between
+//! two calls, and it does not refuse hard-linked files: it is the portable
+//! walk's baseline for tests and `dsh-fs bench`. The local store's own search
+//! (`dsh-fs-provider-local`) walks held descriptors and applies `read`'s
+//! checks.
 
 use crate::tree::{DirEntry, DirEntryKind, Tree};
 use dsh_fs_core::listing::{kind_of, modified_ns};

@@ -1,16 +1,37 @@
 //! Turning the model's patterns into matchers: globs with `globset`, regular
 //! expressions with `grep-regex`, and every mistake as one `FS_INVALID_INPUT`
 //! line that names the character where it is and how to fix it.
+//!
+//! Every pattern is compiled under fixed bounds, whatever the model sends: at
+//! most [`MAX_PATTERN_BYTES`], a regex automaton of at most [`NFA_BYTES`], and
+//! a lazy DFA cache of [`DFA_CACHE_BYTES`] per searching thread; how long a
+//! search may run is the [`crate::Budget`]'s, enforced in [`crate::lines`].
 
+use dsh_fs_core::text::one_line;
 use dsh_fs_core::{ErrorCode, FsError};
-use globset::{ErrorKind, GlobBuilder, GlobMatcher};
+use globset::{ErrorKind, GlobBuilder, GlobSet, GlobSetBuilder};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use regex_automata::hybrid::dfa::DFA;
+use regex_automata::nfa::thompson;
+use regex_automata::util::syntax;
+
+/// Longest pattern, glob or include accepted (bytes). Parsing costs memory
+/// in proportion, and no search a model needs is longer.
+pub const MAX_PATTERN_BYTES: usize = 16 << 10;
+/// Largest compiled regex automaton (bytes of its NFA): `(a{1000}){1000}` and
+/// its kind are refused here instead of taking gigabytes.
+pub const NFA_BYTES: usize = 2 << 20;
+/// Largest lazy DFA cache of one searching thread.
+pub const DFA_CACHE_BYTES: usize = 8 << 20;
+
+/// Characters of a pattern quoted back in an error.
+const QUOTED_CHARS: usize = 120;
 
 /// A compiled file-name glob. A pattern without `/` matches base names at any
 /// depth; one with `/` matches the path below the searched directory.
 #[derive(Clone, Debug)]
 pub struct NameGlob {
-    matcher: GlobMatcher,
+    matcher: GlobSet,
     base_name_only: bool,
 }
 
@@ -24,6 +45,7 @@ impl NameGlob {
                 "the glob is empty; give one such as `*.rs` or `src/**/*.ts`",
             ));
         }
+        too_long("glob", pattern)?;
         let trimmed = pattern.strip_prefix("./").unwrap_or(pattern);
         let glob = GlobBuilder::new(trimmed)
             .literal_separator(true)
@@ -31,8 +53,14 @@ impl NameGlob {
             .empty_alternates(true)
             .build()
             .map_err(|e| glob_error(pattern, e.kind()))?;
+        // A set of one, not `compile_matcher`: a set reports a glob its regex
+        // engine refuses as an error, where the single matcher panics.
+        let matcher = GlobSetBuilder::new()
+            .add(glob)
+            .build()
+            .map_err(|_| glob_error(pattern, &ErrorKind::Regex(String::new())))?;
         Ok(NameGlob {
-            matcher: glob.compile_matcher(),
+            matcher,
             base_name_only: !trimmed.contains('/'),
         })
     }
@@ -49,15 +77,30 @@ impl NameGlob {
     }
 }
 
+/// A regular expression compiled for line search: `grep-regex`'s matcher, and
+/// a lazy DFA of the same pattern that [`crate::lines`] steps through by hand,
+/// checking the budget, where one call of the matcher could outlast it.
+#[derive(Clone, Debug)]
+pub struct LineRegex {
+    /// The matcher ripgrep uses (literal prefilters, the meta engine).
+    pub matcher: RegexMatcher,
+    /// The same pattern as a lazy DFA for a haystack too long for one call.
+    pub dfa: DFA,
+    /// States of the pattern's NFA: a call's worst case is this many steps
+    /// per byte searched.
+    pub states: usize,
+}
+
 /// Compiles a regular expression (the `regex` crate's syntax) for line search:
 /// `$` also matches before `\r\n`, and a match never spans lines.
-pub fn regex(pattern: &str) -> Result<RegexMatcher, FsError> {
+pub fn regex(pattern: &str) -> Result<LineRegex, FsError> {
     if pattern.is_empty() {
         return Err(FsError::new(
             ErrorCode::InvalidInput,
             "the pattern is empty; give a regular expression such as `fn main` or `TODO|FIXME`",
         ));
     }
+    too_long("pattern", pattern)?;
     if let Err(e) = regex_syntax::Parser::new().parse(pattern) {
         let (column, why) = match &e {
             regex_syntax::Error::Parse(p) => (p.span().start.column, p.kind().to_string()),
@@ -66,20 +109,84 @@ pub fn regex(pattern: &str) -> Result<RegexMatcher, FsError> {
         };
         return Err(invalid_regex(pattern, column, &why));
     }
+    // The automaton first: its size limit refuses a pattern that would
+    // compile to gigabytes before the matcher tries to.
+    let dfa = DFA::builder()
+        .syntax(syntax::Config::new().multi_line(true).crlf(true))
+        .thompson(thompson::Config::new().nfa_size_limit(Some(NFA_BYTES)))
+        .configure(
+            DFA::config()
+                .cache_capacity(DFA_CACHE_BYTES)
+                .skip_cache_capacity_check(true)
+                .minimum_cache_clear_count(None)
+                .unicode_word_boundary(true),
+        )
+        .build(pattern)
+        .map_err(|_| too_complex(pattern))?;
+    let states = dfa.get_nfa().states().len().max(1);
     // `multi_line` as ripgrep always sets it: `^` and `$` match at every line
     // of a buffer searched at once, not only at its ends.
-    RegexMatcherBuilder::new()
+    let matcher = RegexMatcherBuilder::new()
         .multi_line(true)
         .line_terminator(Some(b'\n'))
         .crlf(true)
+        .size_limit(NFA_BYTES)
+        .dfa_size_limit(DFA_CACHE_BYTES)
         .build(pattern)
         .map_err(|e| {
             let why = e.to_string().replace('\n', " ");
+            if why.contains("size limit") {
+                return too_complex(pattern);
+            }
             let column = pattern
                 .find("\\n")
                 .map_or(1, |at| pattern[..at].chars().count() + 1);
             invalid_regex(pattern, column, why.trim())
-        })
+        })?;
+    Ok(LineRegex {
+        matcher,
+        dfa,
+        states,
+    })
+}
+
+/// Refuses a pattern over [`MAX_PATTERN_BYTES`].
+fn too_long(what: &str, pattern: &str) -> Result<(), FsError> {
+    if pattern.len() <= MAX_PATTERN_BYTES {
+        return Ok(());
+    }
+    Err(FsError::new(
+        ErrorCode::InvalidInput,
+        format!(
+            "the {what} is {} bytes, more than the {} allowed; search for a shorter, \
+             distinctive part of it",
+            pattern.len(),
+            MAX_PATTERN_BYTES
+        ),
+    ))
+}
+
+/// `pattern` as quoted in an error: one line, and cut when long.
+fn quoted(pattern: &str) -> String {
+    let line = one_line(pattern);
+    match line.char_indices().nth(QUOTED_CHARS) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.into_owned(),
+    }
+}
+
+#[cold]
+fn too_complex(pattern: &str) -> FsError {
+    FsError::new(
+        ErrorCode::InvalidInput,
+        format!(
+            "the regex `{}` compiles to an automaton larger than {} MiB (large counted \
+             repetitions such as `{{1000}}`, or Unicode classes repeated many times); use \
+             smaller counts, `+` or `*`, or `(?-u)` for ASCII-only classes",
+            quoted(pattern),
+            NFA_BYTES >> 20
+        ),
+    )
 }
 
 #[cold]
@@ -87,8 +194,9 @@ fn invalid_regex(pattern: &str, column: usize, why: &str) -> FsError {
     FsError::new(
         ErrorCode::InvalidInput,
         format!(
-            "invalid regex `{pattern}` at character {column}: {why}; fix it there, or escape \
-             special characters with `\\` to match them literally (a match never spans lines)"
+            "invalid regex `{}` at character {column}: {why}; fix it there, or escape \
+             special characters with `\\` to match them literally (a match never spans lines)",
+            quoted(pattern)
         ),
     )
 }
@@ -123,12 +231,17 @@ fn glob_error(pattern: &str, kind: &ErrorKind) -> FsError {
             "invalid range in character class",
             "write the range low to high, such as `[a-z]`",
         ),
+        ErrorKind::Regex(_) => (
+            None,
+            "too many wildcards to match in time",
+            "use fewer `?`, `*` and `[...]`",
+        ),
         _ => (None, "invalid glob", "simplify the pattern"),
     };
     let place = at.map_or(String::new(), |n| format!(" at character {n}"));
     FsError::new(
         ErrorCode::InvalidInput,
-        format!("invalid glob `{pattern}`{place}: {why}; {fix}"),
+        format!("invalid glob `{}`{place}: {why}; {fix}", quoted(pattern)),
     )
 }
 

@@ -1,11 +1,13 @@
 //! What the model sees, and the collectors that keep only what will be shown:
 //! the 100 newest glob paths and the first 250 grep lines in path order, with
-//! totals for the footers. Every search path, portable or native, renders here.
+//! totals for the footers. Every search path, portable or native, renders here,
+//! and every path is printed through [`one_line`], so a name cannot fake lines.
 
+use crate::budget::Stopped;
+use dsh_fs_core::text::one_line;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap};
 use std::fmt::Write;
-use std::time::Duration;
 
 /// Paths shown inline by glob.
 pub const GLOB_LIMIT: usize = 100;
@@ -115,8 +117,8 @@ impl GrepCollector {
         self.kept_lines = seen;
     }
 
-    /// The model-facing text; `stopped` is the budget's limit when it ran out.
-    pub fn render(&self, stopped: Option<Duration>) -> String {
+    /// The model-facing text; `stopped` says why the search stopped early.
+    pub fn render(&self, stopped: Option<Stopped>) -> String {
         let mut out = String::new();
         if self.matches == 0 {
             out.push_str("No matches found");
@@ -128,7 +130,7 @@ impl GrepCollector {
                 count(self.files, "file", "files")
             );
             for (path, hits) in &self.kept {
-                let _ = write!(out, "\n\n{}:", path.0);
+                let _ = write!(out, "\n\n{}:", one_line(&path.0));
                 for hit in hits {
                     let _ = write!(out, "\n  Line {}: {}", hit.line, hit.text);
                 }
@@ -216,8 +218,8 @@ impl GlobCollector {
         }
     }
 
-    /// The model-facing text; `stopped` is the budget's limit when it ran out.
-    pub fn render(self, stopped: Option<Duration>) -> String {
+    /// The model-facing text; `stopped` says why the search stopped early.
+    pub fn render(self, stopped: Option<Stopped>) -> String {
         let total = self.total;
         let shown = self.best.into_sorted_vec();
         let mut out = String::new();
@@ -228,7 +230,7 @@ impl GlobCollector {
             if i > 0 {
                 out.push('\n');
             }
-            out.push_str(&found.path.0);
+            out.push_str(&one_line(&found.path.0));
         }
         if total > shown.len() as u64 {
             let _ = write!(
@@ -244,14 +246,26 @@ impl GlobCollector {
     }
 }
 
-fn stopped_footer(out: &mut String, stopped: Option<Duration>) {
-    if let Some(limit) = stopped {
-        let _ = write!(
-            out,
-            "\n\n(Stopped early: the search used up its budget ({} s), so these results are \
-             partial. Narrow the path or pattern and retry.)",
-            limit.as_secs()
-        );
+fn stopped_footer(out: &mut String, stopped: Option<Stopped>) {
+    match stopped {
+        None => {}
+        Some(Stopped::Budget(limit)) => {
+            let _ = write!(
+                out,
+                "\n\n(Stopped early: the search used up its budget ({} s), so these results are \
+                 partial. Narrow the path or pattern and retry.)",
+                limit.as_secs()
+            );
+        }
+        Some(Stopped::IgnoreRules(bytes)) => {
+            let _ = write!(
+                out,
+                "\n\n(Stopped early: the .gitignore and .ignore files on one path hold more than \
+                 the {} KiB of rules a search compiles at once, so these results are partial. \
+                 Search below those directories, or shorten the ignore files.)",
+                bytes >> 10
+            );
+        }
     }
 }
 

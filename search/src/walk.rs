@@ -14,8 +14,10 @@ use std::ops::ControlFlow;
 /// Directory names that hold version-control metadata; never listed by glob.
 pub const VCS_DIRS: [&str; 4] = [".git", ".hg", ".svn", ".jj"];
 
-/// Ignore files larger than this are not read (their rules do not apply).
-const MAX_IGNORE_FILE: u64 = 1 << 20;
+/// Ignore files larger than this are not read (their rules do not apply),
+/// on every walk, native or portable: the rules of a larger one could take
+/// more memory to compile than a whole search may use.
+pub const MAX_IGNORE_FILE: u64 = 32 << 10;
 
 /// Which entries a walk skips.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,10 +28,59 @@ pub enum Filter {
     Standard,
 }
 
-/// One directory's ignore rules.
-struct Rules {
+/// One directory's ignore rules, their bytes held against the budget's
+/// [`crate::budget::MAX_LIVE_IGNORE_BYTES`] while they live.
+#[derive(Default)]
+pub struct Rules<'b> {
     ignore: Option<Gitignore>,
     gitignore: Option<Gitignore>,
+    held: Option<(&'b Budget, u64)>,
+}
+
+impl<'b> Rules<'b> {
+    /// The rules of directory `dir` (root-relative) from the bytes of its
+    /// `.ignore` and `.gitignore` files, each as [`read_ignore`] returned it.
+    /// When the rules of the directories being walked would exceed the
+    /// budget's bound, none are compiled and the budget is spent: the search
+    /// stops early and says so.
+    pub fn new(
+        dir: &str,
+        ignore: Option<Vec<u8>>,
+        gitignore: Option<Vec<u8>>,
+        budget: &'b Budget,
+    ) -> Rules<'b> {
+        let bytes = [&ignore, &gitignore]
+            .iter()
+            .map(|f| f.as_ref().map_or(0, |b| b.len() as u64))
+            .sum();
+        if bytes == 0 || !budget.hold_ignore(bytes) {
+            return Rules::default();
+        }
+        Rules {
+            ignore: ignore.and_then(|bytes| parse(dir, &bytes)),
+            gitignore: gitignore.and_then(|bytes| parse(dir, &bytes)),
+            held: Some((budget, bytes)),
+        }
+    }
+}
+
+impl Drop for Rules<'_> {
+    fn drop(&mut self) {
+        if let Some((budget, bytes)) = self.held {
+            budget.release_ignore(bytes);
+        }
+    }
+}
+
+/// The bytes of an ignore file, or `None` when it cannot be read or is
+/// larger than [`MAX_IGNORE_FILE`].
+pub fn read_ignore(reader: impl Read) -> Option<Vec<u8>> {
+    let mut bytes = Vec::new();
+    reader
+        .take(MAX_IGNORE_FILE + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    (bytes.len() as u64 <= MAX_IGNORE_FILE).then_some(bytes)
 }
 
 /// Calls `visit(path, entry)` for every file below `dir` in path order until
@@ -43,7 +94,7 @@ pub fn walk(
     visit: &mut dyn FnMut(&str, &DirEntry) -> ControlFlow<()>,
 ) -> Result<(), FsError> {
     let first = tree.list(dir)?;
-    let mut rules = vec![rules_for(tree, dir, &first, filter)];
+    let mut rules = vec![rules_for(tree, dir, &first, filter, budget)];
     let mut stack = vec![(dir.to_owned(), first.into_iter())];
     while let Some((parent, entries)) = stack.last_mut() {
         let Some(entry) = entries.next() else {
@@ -56,7 +107,7 @@ pub fn walk(
         }
         let path = join(parent, &entry.name);
         let is_dir = entry.kind == DirEntryKind::Directory;
-        if skipped(filter, &rules, &path, &entry.name, is_dir) {
+        if skipped(filter, rules.iter().rev(), &path, &entry.name, is_dir) {
             continue;
         }
         match entry.kind {
@@ -67,7 +118,7 @@ pub fn walk(
             }
             DirEntryKind::Directory => {
                 if let Ok(listed) = tree.list(&path) {
-                    rules.push(rules_for(tree, &path, &listed, filter));
+                    rules.push(rules_for(tree, &path, &listed, filter, budget));
                     stack.push((path, listed.into_iter()));
                 }
             }
@@ -77,7 +128,15 @@ pub fn walk(
     Ok(())
 }
 
-fn skipped(filter: Filter, rules: &[Rules], path: &str, name: &str, is_dir: bool) -> bool {
+/// Whether the walk skips entry `name` at `path` under `rules`, the rules of
+/// the directories it is in, nearest first.
+pub fn skipped<'r, 'b: 'r>(
+    filter: Filter,
+    rules: impl Iterator<Item = &'r Rules<'b>>,
+    path: &str,
+    name: &str,
+    is_dir: bool,
+) -> bool {
     match filter {
         Filter::All => VCS_DIRS.contains(&name),
         Filter::Standard => match ignored(rules, path, is_dir) {
@@ -91,10 +150,14 @@ fn skipped(filter: Filter, rules: &[Rules], path: &str, name: &str, is_dir: bool
 /// The ignore crate's precedence: the nearest `.ignore` rule, else the nearest
 /// `.gitignore` rule. Like ripgrep with `--no-require-git`, a nested `.git` does
 /// not cut off the rules of the directories above it.
-fn ignored(rules: &[Rules], path: &str, is_dir: bool) -> Match<()> {
+fn ignored<'r, 'b: 'r>(
+    rules: impl Iterator<Item = &'r Rules<'b>>,
+    path: &str,
+    is_dir: bool,
+) -> Match<()> {
     let absolute = format!("/{path}");
     let (mut by_ignore, mut by_git) = (Match::None, Match::None);
-    for level in rules.iter().rev() {
+    for level in rules {
         if by_ignore.is_none()
             && let Some(m) = &level.ignore
         {
@@ -113,41 +176,32 @@ fn ignored(rules: &[Rules], path: &str, is_dir: bool) -> Match<()> {
     }
 }
 
-fn rules_for(tree: &dyn Tree, dir: &str, entries: &[DirEntry], filter: Filter) -> Rules {
-    let mut rules = Rules {
-        ignore: None,
-        gitignore: None,
-    };
+fn rules_for<'b>(
+    tree: &dyn Tree,
+    dir: &str,
+    entries: &[DirEntry],
+    filter: Filter,
+    budget: &'b Budget,
+) -> Rules<'b> {
     if filter == Filter::All {
-        return rules;
+        return Rules::default();
     }
-    for entry in entries {
-        match entry.name.as_str() {
-            ".ignore" if entry.kind == DirEntryKind::File => {
-                rules.ignore = load(tree, dir, entry);
-            }
-            ".gitignore" if entry.kind == DirEntryKind::File => {
-                rules.gitignore = load(tree, dir, entry);
-            }
-            _ => {}
+    let read = |name: &str| {
+        let entry = entries
+            .iter()
+            .find(|e| e.name == name && e.kind == DirEntryKind::File)?;
+        if entry.size > MAX_IGNORE_FILE {
+            return None;
         }
-    }
-    rules
+        read_ignore(tree.open(&join(dir, name)).ok()?)
+    };
+    Rules::new(dir, read(".ignore"), read(".gitignore"), budget)
 }
 
-/// Reads one ignore file like the `ignore` crate does: line by line, a BOM
+/// Parses one ignore file like the `ignore` crate does: line by line, a BOM
 /// dropped, reading stopped at the first line that is not UTF-8, bad globs
 /// skipped.
-fn load(tree: &dyn Tree, dir: &str, entry: &DirEntry) -> Option<Gitignore> {
-    if entry.size > MAX_IGNORE_FILE {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    tree.open(&join(dir, &entry.name))
-        .ok()?
-        .take(MAX_IGNORE_FILE)
-        .read_to_end(&mut bytes)
-        .ok()?;
+fn parse(dir: &str, bytes: &[u8]) -> Option<Gitignore> {
     let mut builder = GitignoreBuilder::new(format!("/{dir}"));
     for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);

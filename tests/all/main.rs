@@ -3,6 +3,7 @@
 //! each provider backend directly against the seam's contract.
 
 mod adapter;
+mod attacks;
 mod changes;
 mod cli;
 mod component;

@@ -205,15 +205,8 @@ impl ByteStore for LocalStore {
     fn search(&self, target: &Target, query: &SearchQuery) -> Result<Option<String>, FsError> {
         let shown = target.display_path();
         let at = if shown == "." { "" } else { shown };
-        let budget = dsh_fs_search::Budget::default();
-        let root = self.root();
-        match query {
-            SearchQuery::Glob(pattern) => crate::search::glob(root, at, pattern, &budget),
-            SearchQuery::Grep { pattern, include } => {
-                crate::search::grep(root, at, pattern, include.as_deref(), &budget)
-            }
-        }
-        .map(Some)
+        let budget = dsh_fs_search::Budget::for_call();
+        crate::search::search(&self.dir, at, query, self.hard_links, &budget).map(Some)
     }
 }
 
@@ -306,8 +299,33 @@ fn open_unlinked(_: &Dir, _: &str, _: bool) -> Option<LocalObject> {
 /// link count checked on the open descriptor).
 fn regular(file: File, shown: &str, hard_links: bool) -> Result<LocalObject, FsError> {
     let stat = file.metadata().map_err(|e| map_io(e, shown))?;
-    if !stat.is_file() {
-        let what = if stat.is_dir() {
+    check_regular(
+        stat.is_file(),
+        stat.is_dir(),
+        stat.nlink(),
+        shown,
+        hard_links,
+    )?;
+    Ok(LocalObject {
+        meta: object_meta(&stat),
+        file,
+        stat,
+        shown: shown.to_owned(),
+    })
+}
+
+/// What `read` refuses of an open descriptor, from its type and link count:
+/// anything but a regular file, and (unless `hard_links`) a file with more
+/// than one hard link. Search opens files through the same check.
+fn check_regular(
+    is_file: bool,
+    is_dir: bool,
+    nlink: u64,
+    shown: &str,
+    hard_links: bool,
+) -> Result<(), FsError> {
+    if !is_file {
+        let what = if is_dir {
             "a directory"
         } else {
             "not a regular file (FIFO, socket or device)"
@@ -317,21 +335,15 @@ fn regular(file: File, shown: &str, hard_links: bool) -> Result<LocalObject, FsE
             format!("{shown} is {what}"),
         ));
     }
-    if stat.nlink() > 1 && !hard_links {
+    if nlink > 1 && !hard_links {
         return Err(FsError::new(
             ErrorCode::SandboxDenied,
             format!(
-                "{shown} has {} hard links, and a linked copy may lie outside the workspace",
-                stat.nlink()
+                "{shown} has {nlink} hard links, and a linked copy may lie outside the workspace"
             ),
         ));
     }
-    Ok(LocalObject {
-        meta: object_meta(&stat),
-        file,
-        stat,
-        shown: shown.to_owned(),
-    })
+    Ok(())
 }
 
 fn object_meta(meta: &Metadata) -> ObjectMeta {

@@ -3,7 +3,9 @@
 //! hidden and VCS directories, binary, CRLF and long multi-byte lines, links
 //! that loop or leave the root, and more results than the caps show.
 
-use dsh_fs_core::FsError;
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
+use dsh_fs_core::{FsError, SearchQuery};
 use dsh_fs_search::{Budget, LocalTree};
 use std::fs;
 use std::path::Path;
@@ -101,7 +103,7 @@ fn fast_and_portable_paths_render_the_same_bytes() {
     ];
     for (regex, path, include) in greps {
         let portable = dsh_fs_search::grep(&tree, path, regex, include, &b());
-        let fast = super::grep(root, path, regex, include, &b());
+        let fast = grep(root, path, regex, include);
         same(
             &fast,
             &portable,
@@ -116,19 +118,38 @@ fn fast_and_portable_paths_render_the_same_bytes() {
         ("f1*", "a"),
         ("*.zz", ""),
     ];
-    for (glob, path) in globs {
-        let portable = dsh_fs_search::glob(&tree, path, glob, &b());
-        let fast = super::glob(root, path, glob, &b());
-        same(&fast, &portable, &format!("glob {glob:?} in {path:?}"));
+    for (pattern, path) in globs {
+        let portable = dsh_fs_search::glob(&tree, path, pattern, &b());
+        let fast = glob(root, path, pattern);
+        same(&fast, &portable, &format!("glob {pattern:?} in {path:?}"));
     }
     // The tree exercises what it claims to.
-    let all = super::grep(root, "", "needle", None, &b()).unwrap();
+    let all = grep(root, "", "needle", None).unwrap();
     assert!(all.contains("(Showing the first 250 of"), "{all}");
     assert!(all.contains("… [line cut: "));
     assert!(!all.contains("target/") && !all.contains(".git/"));
-    let rs = super::glob(root, "", "*.rs", &b()).unwrap();
+    let rs = glob(root, "", "*.rs").unwrap();
     assert!(rs.contains("(Showing the 100 newest of"));
     assert!(!rs.contains("loop") && !rs.contains("leak"));
+}
+
+/// The fast path's grep below `path` of `root`.
+fn grep(root: &Path, path: &str, regex: &str, include: Option<&str>) -> Result<String, FsError> {
+    let query = SearchQuery::Grep {
+        pattern: regex.to_owned(),
+        include: include.map(str::to_owned),
+    };
+    fast(root, path, &query)
+}
+
+/// The fast path's glob below `path` of `root`.
+fn glob(root: &Path, path: &str, pattern: &str) -> Result<String, FsError> {
+    fast(root, path, &SearchQuery::Glob(pattern.to_owned()))
+}
+
+fn fast(root: &Path, path: &str, query: &SearchQuery) -> Result<String, FsError> {
+    let dir = Dir::open_ambient_dir(root, ambient_authority()).unwrap();
+    super::search(&dir, path, query, false, &Budget::default())
 }
 
 /// Asserts equal results, naming the first line that differs (the texts are long).
