@@ -4,8 +4,11 @@ import type { DirEntry, Listing, ObjectMeta, Place, Reader, Replacement, Store }
 
 /**
  * A directory of the local disk: paths confined to `root` (links that leave
- * it are `sandbox-denied`), FIFOs refused without blocking, replaces by temp
- * file, fsync and rename in the same directory, parents created.
+ * it are `sandbox-denied`, also when swapped in after a path was resolved:
+ * each use walks held directories, on Linux), FIFOs refused without
+ * blocking, replaces by temp file, fsync and rename in the same directory
+ * under a per-name lock shared by NodeStores, parents created; temp files of
+ * killed writers are never listed and are swept.
  */
 export class NodeStore implements Store {
   /** The store of the existing directory `root`. */

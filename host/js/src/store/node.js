@@ -1,21 +1,25 @@
 // NodeStore: a byte store over `node:fs`, confined to one root directory.
-// Paths are canonicalized inside the root (a symbolic link that leads out is
-// `sandbox-denied`); files are opened with O_NONBLOCK and type-checked on the
-// open descriptor, so a FIFO never blocks; a replacement is a temp file in
-// the same directory, written, fsynced and renamed over the name right after
-// its guard is checked (a create is a hard link, which refuses an existing
-// name atomically). node:fs has no directory locks and no `openat`: two
-// writers of one name may interleave between the guard check and the
-// rename, and a link swapped into a parent between a resolve and an open is
-// caught only for the last component (O_NOFOLLOW).
+// Keys are canonicalized inside the root (a symbolic link that leads out is
+// `sandbox-denied`); every use then walks from the root through held
+// directories, never through a link (node-dir.js), so a link swapped into a
+// parent after the resolve is refused rather than followed. Files are opened
+// with O_NONBLOCK and O_NOFOLLOW and type-checked on the open descriptor, so
+// a FIFO never blocks. A replacement is a temp file in the held directory,
+// written and fsynced, checked to be still ours and still inside the root,
+// then renamed over the name under a per-name lock with its guard checked
+// right before (a create is a hard link, which refuses an existing name
+// atomically); temp files of killed writers are never listed and are swept
+// (node-aside.js). What node:fs leaves open is said in those two files.
 
-import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { FsError } from '../error.js';
+import { isAside, lock, sweep, tempName } from './node-aside.js';
+import { Dir, fail, lstatOf } from './node-dir.js';
 
-const { O_RDONLY, O_NONBLOCK = 0, O_NOFOLLOW = 0, O_NOCTTY = 0, W_OK } = fs.constants;
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NONBLOCK = 0, O_NOFOLLOW = 0, O_NOCTTY = 0, W_OK } = fs.constants;
 const OPEN_FLAGS = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY;
+const TEMP_FLAGS = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
 /** Most bytes a copy moves at once. */
 const COPY_CHUNK = 1 << 20;
 /** Most links followed while resolving one path. */
@@ -26,6 +30,8 @@ const fatal = new TextDecoder('utf-8', { fatal: true });
 export class NodeStore {
   #root;
   #roots;
+  /** The root's dev and ino: a root replaced after construction is refused. */
+  #id;
 
   /**
    * The store of the directory `root` (which must exist); absolute model
@@ -34,7 +40,9 @@ export class NodeStore {
   constructor(root) {
     const given = resolve(root);
     this.#root = fs.realpathSync.native(given);
-    if (!fs.statSync(this.#root).isDirectory()) throw new Error(`${root} is not a directory`);
+    const st = fs.statSync(this.#root, { bigint: true });
+    if (!st.isDirectory()) throw new Error(`${root} is not a directory`);
+    this.#id = { dev: st.dev, ino: st.ino };
     this.#roots = [...new Set([given, this.#root])];
   }
 
@@ -47,7 +55,11 @@ export class NodeStore {
     return this.#roots;
   }
 
-  /** The key of `rel` with every link inside the root resolved; leaving the root is refused. */
+  /**
+   * The key of `rel` with every link inside the root resolved; leaving the
+   * root is refused. Only a name: each use walks the key again (`#dir`), so
+   * a link swapped in after this returns is refused there.
+   */
   identity(rel, shown) {
     let real = this.#root;
     const pending = rel === '' ? [] : rel.split('/');
@@ -60,7 +72,7 @@ export class NodeStore {
         continue;
       }
       const next = join(real, part);
-      const st = lstat(next, shown);
+      const st = lstatOf(next, shown);
       if (!st?.isSymbolicLink()) {
         real = next;
         if (!st) return keyOf(relative(this.#root, real), pending);
@@ -83,77 +95,111 @@ export class NodeStore {
   }
 
   stat({ key, shown }) {
-    let st;
-    try {
-      st = fs.statSync(this.#path(key), { bigint: true, throwIfNoEntry: false });
-    } catch (e) {
-      // Below a file is `not-directory`, as on the Rust disk stores.
-      throw fail(e, shown);
+    if (key === '') {
+      const root = this.#dir([], shown);
+      try {
+        const st = root.stat(shown);
+        return { kind: 'directory', size: st.size, token: token(st) };
+      } finally {
+        root.close();
+      }
     }
-    if (!st) return null;
-    const kind = st.isFile() ? 'file' : st.isDirectory() ? 'directory' : 'other';
-    // The size the disk reports for any kind, as the Rust local store does.
-    return { kind, size: st.size, token: token(st) };
+    const [parts, name] = split(key);
+    let dir;
+    try {
+      dir = this.#dir(parts, shown);
+    } catch (e) {
+      if (e.code === 'not-found') return null;
+      throw e;
+    }
+    try {
+      const st = lstatOf(dir.at(name), shown);
+      if (!st) return null;
+      // A canonical key names no link: one swapped in since is not followed.
+      if (st.isSymbolicLink()) throw FsError.sandboxDenied(shown);
+      dir.check(shown);
+      const kind = st.isFile() ? 'file' : st.isDirectory() ? 'directory' : 'other';
+      // The size the disk reports for any kind, as the Rust local store does.
+      return { kind, size: st.size, token: token(st) };
+    } finally {
+      dir.close();
+    }
   }
 
   open({ key, shown }) {
-    return NodeReader.open(this.#path(key), shown);
+    if (key === '') throw FsError.isDirectory(shown);
+    const [parts, name] = split(key);
+    const dir = this.#dir(parts, shown);
+    try {
+      const reader = NodeReader.open(dir.at(name), shown);
+      try {
+        dir.check(shown);
+      } catch (e) {
+        reader.close();
+        throw e;
+      }
+      return reader;
+    } finally {
+      dir.close();
+    }
   }
 
   listDir({ key, shown }) {
-    const dir = this.#path(key);
-    let dirents;
+    const dir = this.#dir(key === '' ? [] : key.split('/'), shown, { listing: true });
     try {
-      dirents = fs.readdirSync(dir, { withFileTypes: true, encoding: 'buffer' });
-    } catch (e) {
-      if (e.code === 'ENOTDIR') {
-        throw lstat(dir, shown) ? FsError.notDirectory(shown) : FsError.parentNotDirectory(shown);
-      }
-      throw fail(e, shown);
-    }
-    const entries = [];
-    let skipped = 0;
-    for (const d of dirents) {
-      let name;
+      let dirents;
       try {
-        name = fatal.decode(d.name);
-      } catch {
-        skipped++;
-        continue;
+        dirents = fs.readdirSync(dir.path, { withFileTypes: true, encoding: 'buffer' });
+      } catch (e) {
+        throw fail(e, shown);
       }
-      const kind = d.isFile() ? 'file' : d.isDirectory() ? 'directory' : d.isSymbolicLink() ? 'symlink' : 'other';
-      const st = fs.lstatSync(join(dir, name), { bigint: true, throwIfNoEntry: false });
-      entries.push({ name, kind, size: kind === 'file' ? (st?.size ?? 0) : 0, modified: st?.mtimeNs ?? null });
+      dir.check(shown);
+      const entries = [];
+      const asides = [];
+      let skipped = 0;
+      for (const d of dirents) {
+        let name;
+        try {
+          name = fatal.decode(d.name);
+        } catch {
+          skipped++;
+          continue;
+        }
+        if (isAside(name)) {
+          asides.push(name);
+          continue;
+        }
+        const kind = d.isFile() ? 'file' : d.isDirectory() ? 'directory' : d.isSymbolicLink() ? 'symlink' : 'other';
+        const st = lstatOf(dir.at(name), shown);
+        entries.push({ name, kind, size: kind === 'file' ? (st?.size ?? 0) : 0, modified: st?.mtimeNs ?? null });
+      }
+      sweep(dir, asides);
+      let at = 0;
+      return { next: (max) => entries.slice(at, (at += Math.max(max, 1))), skipped: () => skipped };
+    } finally {
+      dir.close();
     }
-    let at = 0;
-    return { next: (max) => entries.slice(at, (at += Math.max(max, 1))), skipped: () => skipped };
   }
 
   replace({ key, shown }, createParents) {
     if (key === '') throw new FsError('not-regular-file', `${shown} is the workspace root, a directory`);
-    const path = this.#path(key);
-    const dir = dirname(path);
-    if (createParents) {
-      try {
-        fs.mkdirSync(dir, { recursive: true });
-      } catch (e) {
-        throw ['ENOTDIR', 'EEXIST'].includes(e.code) ? FsError.parentNotDirectory(shown) : fail(e, shown);
-      }
-    } else if (!lstat(dir, shown)) {
-      throw FsError.notFound(shown);
-    }
+    const [parts, name] = split(key);
+    const dir = this.#dir(parts, shown, { create: createParents });
     let current;
     try {
-      current = NodeReader.open(path, shown);
+      current = NodeReader.open(dir.at(name), shown);
     } catch (e) {
-      if (e.code !== 'not-found') throw e;
+      if (e.code !== 'not-found') {
+        dir.close();
+        throw e;
+      }
     }
-    return [new NodeReplacement(path, shown, current), current];
+    return [new NodeReplacement(dir, name, shown, current), current];
   }
 
-  /** The absolute path of a key. */
-  #path(key) {
-    return key === '' ? this.#root : join(this.#root, ...key.split('/'));
+  /** The directory `parts` below the root, held (see node-dir.js). */
+  #dir(parts, shown, options) {
+    return Dir.open(this.#root, this.#id, parts, shown, options);
   }
 }
 
@@ -167,13 +213,12 @@ class NodeReader {
     this.#meta = { kind: 'file', size: st.size, token: token(st), mode: Number(st.mode) & 0o7777 };
   }
 
-  /** Opens the regular file at `path` without blocking on FIFOs or devices. */
+  /** Opens the regular file at `path` without blocking on FIFOs or devices, nor following a link. */
   static open(path, shown) {
     let fd;
     try {
       fd = fs.openSync(path, OPEN_FLAGS);
     } catch (e) {
-      if (e.code === 'ELOOP') throw FsError.sandboxDenied(shown);
       throw fail(e, shown);
     }
     const st = fs.fstatSync(fd, { bigint: true });
@@ -217,16 +262,21 @@ class NodeReader {
   }
 }
 
-/** The new content of one name: a temp file beside it, renamed over it at the commit. */
+/**
+ * The new content of one name: a temp file in its held directory, renamed
+ * over it at the commit. Owns the directory, closed with it.
+ */
 class NodeReplacement {
-  #path;
+  #dir;
+  #name;
   #shown;
   #current;
   #temp;
   #fd;
 
-  constructor(path, shown, current) {
-    this.#path = path;
+  constructor(dir, name, shown, current) {
+    this.#dir = dir;
+    this.#name = name;
     this.#shown = shown;
     this.#current = current;
   }
@@ -234,7 +284,7 @@ class NodeReplacement {
   checkWritable() {
     if (!this.#current) return;
     try {
-      fs.accessSync(this.#path, W_OK);
+      fs.accessSync(this.#dir.at(this.#name), W_OK);
     } catch (e) {
       if (e.code === 'EACCES' || e.code === 'EPERM') {
         throw new FsError('permission-denied', `${this.#shown} is write-protected; nothing was changed`);
@@ -260,17 +310,21 @@ class NodeReplacement {
 
   commit(guard) {
     const fd = this.#file();
+    const dir = this.#dir;
     const shown = this.#shown;
+    const temp = dir.at(this.#temp);
+    const target = dir.at(this.#name);
     try {
       if (this.#current) fs.fchmodSync(fd, this.#current.meta().mode);
       fs.fsyncSync(fd);
     } catch (e) {
       throw fail(e, shown);
     }
+    this.#checkTemp(fd);
     if (guard.tag === 'absent') {
       // A hard link refuses an existing name: the create is atomic.
       try {
-        fs.linkSync(this.#temp, this.#path);
+        fs.linkSync(temp, target);
       } catch (e) {
         throw e.code === 'EEXIST' ? FsError.createdMeanwhile(shown) : fail(e, shown);
       }
@@ -278,42 +332,67 @@ class NodeReplacement {
       // link changes the file's ctime, and a read must see the token the
       // commit returns. The file is created either way; close() retries.
       try {
-        fs.unlinkSync(this.#temp);
+        fs.unlinkSync(temp);
         this.#temp = undefined;
       } catch {
         // Left for close().
       }
     } else {
-      if (guard.tag === 'unchanged') {
-        const now = lstat(this.#path, shown);
-        if (!now) throw FsError.vanished(shown);
-        if (token(now) !== guard.val) throw FsError.stale(shown);
-      }
+      // Another NodeStore's commit of this name waits here, so the guard
+      // checked below still holds at the rename, unless a writer that takes
+      // no lock changes the file in the two system calls between.
+      const release = guard.tag === 'unchanged' ? lock(dir, this.#name, shown) : undefined;
       try {
-        fs.renameSync(this.#temp, this.#path);
-      } catch (e) {
-        throw fail(e, shown);
+        if (guard.tag === 'unchanged') {
+          const now = lstatOf(target, shown);
+          if (!now) throw FsError.vanished(shown);
+          if (token(now) !== guard.val) throw FsError.stale(shown);
+        }
+        dir.check(shown);
+        try {
+          fs.renameSync(temp, target);
+        } catch (e) {
+          throw fail(e, shown);
+        }
+        this.#temp = undefined;
+      } finally {
+        release?.();
       }
-      this.#temp = undefined;
     }
-    syncDir(dirname(this.#path));
-    return token(lstat(this.#path, shown));
+    dir.sync();
+    sweep(dir);
+    // The file put in place, whatever may since have replaced it.
+    return token(fs.fstatSync(fd, { bigint: true }));
   }
 
-  /** Closes the temp file and removes it if it was not renamed. */
+  /** Closes the temp file, removes it if it was not renamed, and lets the directory go. */
   close() {
     if (this.#fd !== undefined) fs.closeSync(this.#fd);
-    if (this.#temp !== undefined) fs.rmSync(this.#temp, { force: true });
-    this.#fd = this.#temp = undefined;
+    if (this.#temp !== undefined && this.#dir) fs.rmSync(this.#dir.at(this.#temp), { force: true });
+    this.#dir?.close();
+    this.#current = this.#fd = this.#temp = this.#dir = undefined;
+  }
+
+  /**
+   * `sandbox-denied` unless the temp name still holds the file written and
+   * its directory is still inside the root.
+   */
+  #checkTemp(fd) {
+    const shown = this.#shown;
+    const named = lstatOf(this.#dir.at(this.#temp), shown);
+    const mine = fs.fstatSync(fd, { bigint: true });
+    if (!named || named.ino !== mine.ino || named.dev !== mine.dev) {
+      throw new FsError('sandbox-denied', `the temporary file for ${shown} was replaced by another process; nothing was changed`);
+    }
+    this.#dir.check(shown);
   }
 
   /** The temp file, created on first use with the mode of the file it replaces. */
   #file() {
     if (this.#fd === undefined) {
-      const name = this.#path.slice(dirname(this.#path).length + 1).slice(0, 200);
-      const temp = join(dirname(this.#path), `.${name}.dsh-fs-${randomBytes(8).toString('hex')}.tmp`);
+      const temp = tempName(this.#name);
       try {
-        this.#fd = fs.openSync(temp, 'wx', this.#current?.meta().mode ?? 0o666);
+        this.#fd = fs.openSync(this.#dir.at(temp), TEMP_FLAGS, this.#current?.meta().mode ?? 0o666);
       } catch (e) {
         throw fail(e, this.#shown);
       }
@@ -328,14 +407,11 @@ function token(st) {
   return [st.ino, st.size, st.mtimeNs, st.ctimeNs].map((n) => n.toString(16)).join('.');
 }
 
-/** `lstat`, or undefined when nothing is there. */
-function lstat(path, shown) {
-  try {
-    return fs.lstatSync(path, { bigint: true, throwIfNoEntry: false });
-  } catch (e) {
-    if (e.code === 'ENOTDIR') return undefined;
-    throw fail(e, shown);
-  }
+/** A key's parent names and its last name. */
+function split(key) {
+  const parts = key.split('/');
+  const name = parts.pop();
+  return [parts, name];
 }
 
 /** The key of a path inside the root that does not exist yet: its real part, then the rest. */
@@ -346,40 +422,4 @@ function keyOf(real, rest) {
     else if (part !== '.' && part !== '') parts.push(part);
   }
   return parts.join('/');
-}
-
-/** Makes a rename in `dir` durable. */
-function syncDir(dir) {
-  let fd;
-  try {
-    fd = fs.openSync(dir, O_RDONLY);
-    fs.fsyncSync(fd);
-  } catch {
-    // Some filesystems cannot sync a directory; the rename itself is done.
-  } finally {
-    if (fd !== undefined) fs.closeSync(fd);
-  }
-}
-
-/** A node:fs error as the store's error. */
-function fail(e, shown) {
-  switch (e.code) {
-    case 'ENOENT':
-      return FsError.notFound(shown);
-    case 'EACCES':
-    case 'EPERM':
-      return new FsError('permission-denied', `access to ${shown} was denied`);
-    case 'ENOTDIR':
-      return FsError.parentNotDirectory(shown);
-    case 'EISDIR':
-      return FsError.isDirectory(shown);
-    case 'ENAMETOOLONG':
-      return new FsError('invalid-input', `${shown}: a name is too long`);
-    case 'EROFS':
-      return new FsError('permission-denied', `${shown} is on a read-only filesystem`);
-    case 'ENOSPC':
-      return new FsError('io-error', `no space left to write ${shown}`);
-    default:
-      return new FsError('io-error', `${shown}: ${e.message}`);
-  }
 }
