@@ -2,6 +2,7 @@
 //! visited plus bytes read. Shared by parallel workers; once spent it stays
 //! spent, and the result says the search stopped early.
 
+use dsh_fs_core::ErrorCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -29,6 +30,8 @@ pub struct Budget {
     ignore_held: AtomicU64,
     /// Whether the ignore rules, not time or work, spent it.
     by_rules: AtomicBool,
+    /// Directories and files left out because they could not be read.
+    skipped: AtomicU64,
 }
 
 /// Why a search stopped early.
@@ -57,6 +60,7 @@ impl Budget {
             spent: AtomicBool::new(false),
             ignore_held: AtomicU64::new(0),
             by_rules: AtomicBool::new(false),
+            skipped: AtomicU64::new(0),
         }
     }
 
@@ -108,6 +112,26 @@ impl Budget {
     /// Whether the search ran out of time or work.
     pub fn spent(&self) -> bool {
         self.spent.load(Ordering::Relaxed)
+    }
+
+    /// Notes that an entry could not be listed or read for `why`: a
+    /// deadline (`aborted`) ends the search as a spent budget does; an I/O
+    /// or permission failure is counted for the footer; what the tools
+    /// refuse or skip by rule (gone since it was listed, not text, not a
+    /// regular file, outside the root) is not a failure.
+    pub fn failed(&self, why: ErrorCode) {
+        match why {
+            ErrorCode::Aborted => self.spent.store(true, Ordering::Relaxed),
+            ErrorCode::IoError | ErrorCode::PermissionDenied | ErrorCode::Busy => {
+                self.skipped.fetch_add(1, Ordering::Relaxed);
+            }
+            _ => {}
+        }
+    }
+
+    /// How many entries could not be read and were left out.
+    pub fn skipped(&self) -> u64 {
+        self.skipped.load(Ordering::Relaxed)
     }
 
     /// Why the search stopped early, if it did.

@@ -58,7 +58,7 @@ pub fn glob(tree: &dyn Tree, dir: &str, pattern: &str, budget: &Budget) -> Resul
         }
         ControlFlow::Continue(())
     })?;
-    Ok(found.render(budget.stopped()))
+    Ok(found.render(budget))
 }
 
 /// Lines matching regular expression `pattern` in file `path`, or in the files
@@ -75,11 +75,12 @@ pub fn grep(
     let include = include.map(pattern::NameGlob::new).transpose()?;
     let mut searcher = lines::searcher();
     let mut found = GrepCollector::default();
-    let mut one = |file: &str| {
-        if let Ok(reader) = tree.open(file) {
+    let mut one = |file: &str| match tree.open(file) {
+        Ok(reader) => {
             let m = lines::search(&mut searcher, &regex, reader, found.room(), budget);
             found.add(file, m.hits, m.matches);
         }
+        Err(e) => budget.failed(e.code),
     };
     match tree.kind(path)? {
         None => return Err(FsError::not_found(shown(path))),
@@ -97,7 +98,7 @@ pub fn grep(
         }
         Some(_) => return Err(not_searchable(path)),
     }
-    Ok(found.render(budget.stopped()))
+    Ok(found.render(budget))
 }
 
 /// Runs `query` below `path` (root-relative, `""` for the root): [`glob`] or

@@ -14,6 +14,7 @@
 use crate::budget::{Budget, Charged};
 use crate::pattern::LineRegex;
 use crate::render::Hit;
+use dsh_fs_core::{ErrorCode, FsError};
 use grep_matcher::{ByteSet, LineMatchKind, LineTerminator, Match, Matcher, NoCaptures};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use regex_automata::Input;
@@ -54,7 +55,7 @@ pub struct FileMatches {
 
 /// Searches `reader` for lines matching `regex`, keeping at most `room`
 /// hits. A read error, a line over [`HEAP_LIMIT`] or a spent budget skips the
-/// file (its matches are dropped).
+/// file (its matches are dropped); a read error is told to the budget.
 pub fn search(
     searcher: &mut Searcher,
     regex: &LineRegex,
@@ -72,7 +73,19 @@ pub fn search(
     };
     match searcher.search_reader(Bounded::new(regex, budget), reader, &mut sink) {
         Ok(()) => sink.found,
-        Err(_) => FileMatches::default(),
+        Err(e) => {
+            // The store's own failures are told to the budget; the rules
+            // that skip a file (not text, a line too long, the budget) not.
+            let store = e
+                .get_ref()
+                .and_then(|inner| inner.downcast_ref::<FsError>());
+            if let Some(fs) = store {
+                budget.failed(fs.code);
+            } else if e.raw_os_error().is_some() {
+                budget.failed(ErrorCode::IoError);
+            }
+            FileMatches::default()
+        }
     }
 }
 

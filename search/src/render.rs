@@ -3,7 +3,7 @@
 //! totals for the footers. Every search path, portable or native, renders here,
 //! and every path is printed through [`one_line`], so a name cannot fake lines.
 
-use crate::budget::Stopped;
+use crate::budget::{Budget, Stopped};
 use dsh_fs_core::text::one_line;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -117,8 +117,8 @@ impl GrepCollector {
         self.kept_lines = seen;
     }
 
-    /// The model-facing text; `stopped` says why the search stopped early.
-    pub fn render(&self, stopped: Option<Stopped>) -> String {
+    /// The model-facing text, with `budget`'s footers.
+    pub fn render(&self, budget: &Budget) -> String {
         let mut out = String::new();
         if self.matches == 0 {
             out.push_str("No matches found");
@@ -146,7 +146,7 @@ impl GrepCollector {
                 );
             }
         }
-        stopped_footer(&mut out, stopped);
+        footers(&mut out, budget);
         out
     }
 }
@@ -218,8 +218,8 @@ impl GlobCollector {
         }
     }
 
-    /// The model-facing text; `stopped` says why the search stopped early.
-    pub fn render(self, stopped: Option<Stopped>) -> String {
+    /// The model-facing text, with `budget`'s footers.
+    pub fn render(self, budget: &Budget) -> String {
         let total = self.total;
         let shown = self.best.into_sorted_vec();
         let mut out = String::new();
@@ -241,13 +241,25 @@ impl GlobCollector {
                 total - shown.len() as u64
             );
         }
-        stopped_footer(&mut out, stopped);
+        footers(&mut out, budget);
         out
     }
 }
 
-fn stopped_footer(out: &mut String, stopped: Option<Stopped>) {
-    match stopped {
+/// What the answer leaves out beyond the caps: entries that could not be
+/// read, and a search that stopped early.
+fn footers(out: &mut String, budget: &Budget) {
+    match budget.skipped() {
+        0 => {}
+        1 => out.push_str("\n\n(1 directory or file could not be read and was left out.)"),
+        n => {
+            let _ = write!(
+                out,
+                "\n\n({n} directories or files could not be read and were left out.)"
+            );
+        }
+    }
+    match budget.stopped() {
         None => {}
         Some(Stopped::Budget(limit)) => {
             let _ = write!(

@@ -85,7 +85,8 @@ pub fn read_ignore(reader: impl Read) -> Option<Vec<u8>> {
 
 /// Calls `visit(path, entry)` for every file below `dir` in path order until
 /// it breaks or the budget runs out. A subdirectory that cannot be listed is
-/// skipped; `dir` itself failing is the error.
+/// left out and told to the budget ([`Budget::failed`]); `dir` itself
+/// failing is the error.
 pub fn walk(
     tree: &dyn Tree,
     dir: &str,
@@ -116,12 +117,13 @@ pub fn walk(
                     return Ok(());
                 }
             }
-            DirEntryKind::Directory => {
-                if let Ok(listed) = tree.list(&path) {
+            DirEntryKind::Directory => match tree.list(&path) {
+                Ok(listed) => {
                     rules.push(rules_for(tree, &path, &listed, filter, budget));
                     stack.push((path, listed.into_iter()));
                 }
-            }
+                Err(e) => budget.failed(e.code),
+            },
             DirEntryKind::Symlink | DirEntryKind::Other => {}
         }
     }

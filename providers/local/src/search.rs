@@ -45,7 +45,7 @@ pub fn search(
                 lock(&found).add(path, modified);
             });
             let found = found.into_inner().unwrap_or_else(|e| e.into_inner());
-            Ok(found.render(budget.stopped()))
+            Ok(found.render(budget))
         }
         SearchQuery::Grep { pattern, include } => {
             let regex = pattern::regex(pattern)?;
@@ -70,14 +70,15 @@ pub fn search(
                         {
                             return;
                         }
-                        if let Ok(file) = open_file(parent, name, path, hard_links) {
-                            search(file, path);
+                        match open_file(parent, name, path, hard_links) {
+                            Ok(file) => search(file, path),
+                            Err(e) => budget.failed(e.code),
                         }
                     })
                 }
             }
             let found = found.into_inner().unwrap_or_else(|e| e.into_inner());
-            Ok(found.render(budget.stopped()))
+            Ok(found.render(budget))
         }
     }
 }
@@ -211,15 +212,23 @@ fn list<'b>(
     budget: &'b Budget,
     visit: &(dyn Fn(BorrowedFd<'_>, &str, &str) + Sync),
 ) -> Vec<Job<'b>> {
+    let failed = |e: Errno| budget.failed(from_errno(e, &job.path).code);
     let dir = match &job.name {
         None => job.at,
         Some(name) => match open_dir(job.at.as_fd(), name) {
             Ok(dir) => Arc::new(dir),
-            Err(_) => return Vec::new(),
+            Err(e) => {
+                failed(e);
+                return Vec::new();
+            }
         },
     };
-    let Ok(entries) = entries(dir.as_fd()) else {
-        return Vec::new();
+    let entries = match entries(dir.as_fd()) {
+        Ok(entries) => entries,
+        Err(e) => {
+            failed(e);
+            return Vec::new();
+        }
     };
     let rules = match filter {
         Filter::All => job.rules,
