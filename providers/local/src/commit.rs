@@ -22,6 +22,8 @@ use dsh_fs_core::store::{Guard, Replace, copy_through};
 use dsh_fs_core::{ErrorCode, FsError};
 use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags as O, RenameFlags};
 use rustix::io::Errno;
+use std::io;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// How long a lock is waited for outside a tool call (no deadline).
@@ -101,6 +103,65 @@ pub struct LocalReplace {
     len: u64,
     /// Bytes whose writeback to the disk was started.
     started: u64,
+    /// The parent directories this replacement created, removed again
+    /// unless it commits.
+    created: Created,
+}
+
+/// Directories made for a create, removed again (when still empty) if the
+/// create does not commit: a failed write leaves the tree as it found it.
+#[derive(Debug)]
+pub(super) struct Created {
+    root: Option<Dir>,
+    /// Made by this call, outermost first.
+    dirs: Vec<PathBuf>,
+}
+
+impl Created {
+    /// Nothing made.
+    pub(super) fn none() -> Created {
+        Created {
+            root: None,
+            dirs: Vec::new(),
+        }
+    }
+
+    /// Makes `path` and its missing ancestors below `root`, remembering
+    /// those this call made (one another process made meanwhile is not).
+    pub(super) fn make(root: &Dir, path: &Path) -> io::Result<Created> {
+        let mut made = Created {
+            root: Some(root.try_clone()?),
+            dirs: Vec::new(),
+        };
+        let mut at = PathBuf::new();
+        for part in path.components() {
+            at.push(part);
+            match root.create_dir(&at) {
+                Ok(()) => made.dirs.push(at.clone()),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(made)
+    }
+
+    /// Keeps what was made: the create committed.
+    fn keep(&mut self) {
+        self.dirs.clear();
+    }
+}
+
+impl Drop for Created {
+    fn drop(&mut self) {
+        if let Some(root) = &self.root {
+            // Innermost first; one that is no longer empty stays, with its parents.
+            for dir in self.dirs.iter().rev() {
+                if root.remove_dir(dir).is_err() {
+                    break;
+                }
+            }
+        }
+    }
 }
 
 /// How many new bytes start their writeback: the disk works while the rest
@@ -113,6 +174,7 @@ impl LocalReplace {
         name: &str,
         shown: &str,
         original: Option<&LocalObject>,
+        created: Created,
     ) -> Result<Self, FsError> {
         let original = match original {
             Some(o) => {
@@ -130,6 +192,7 @@ impl LocalReplace {
             tmp: None,
             len: 0,
             started: 0,
+            created,
         })
     }
 
@@ -329,11 +392,17 @@ impl Replace for LocalReplace {
         Ok(())
     }
 
+    /// Once the replacement is in place nothing turns into an error: the
+    /// directory's fsync is best effort (the change is made and visible; an
+    /// error would say it was not), and the version is read from the
+    /// replacement's own descriptor, not from a name a neighbour may have
+    /// replaced since.
     fn commit(mut self, guard: Guard<'_>) -> Result<String, FsError> {
         self.put_in_place(guard)?;
-        rustix::fs::fsync(&self.dir).map_err(|e| self.fail(e))?;
-        let st = rustix::fs::statat(&self.dir, &self.name, AtFlags::SYMLINK_NOFOLLOW)
-            .map_err(|e| self.fail(e))?;
+        self.created.keep();
+        let _ = rustix::fs::fsync(&self.dir);
+        let out = self.out.as_ref().expect("put in place");
+        let st = rustix::fs::fstat(out).map_err(|e| self.fail(e))?;
         Ok(stat_token(&st))
     }
 }

@@ -177,13 +177,15 @@ impl ByteStore for LocalStore {
                 format!("{shown} is the workspace root, a directory"),
             )
         })?;
+        let mut created = commit::Created::none();
         let parent = match self.open_parent(target.key()) {
             Ok(dir) => dir,
-            Err(e) if e.kind() == io::ErrorKind::NotFound && create_parents => self
-                .dir
-                .create_dir_all(parent_of(target.key()))
-                .and_then(|()| self.open_parent(target.key()))
-                .map_err(|e| map_io(e, shown))?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound && create_parents => {
+                created = commit::Created::make(&self.dir, parent_of(target.key()))
+                    .map_err(|e| map_io(e, shown))?;
+                self.open_parent(target.key())
+                    .map_err(|e| map_io(e, shown))?
+            }
             Err(e) => return Err(map_io(e, shown)),
         };
         let lock = commit::lock(&parent, shown)?;
@@ -192,7 +194,7 @@ impl ByteStore for LocalStore {
             Err(e) if e.code == ErrorCode::NotFound => None,
             Err(e) => return Err(e),
         };
-        let replace = LocalReplace::new(lock, name, shown, current.as_ref())?;
+        let replace = LocalReplace::new(lock, name, shown, current.as_ref(), created)?;
         Ok((replace, current))
     }
 
