@@ -52,8 +52,10 @@ pub fn search(
             let include = include.as_deref().map(pattern::NameGlob::new).transpose()?;
             let found = Mutex::new(GrepCollector::default());
             let search = |file: File, path: &str| {
-                let mut searcher = lines::searcher();
-                let m = lines::search(&mut searcher, &regex, file, GREP_LIMIT, budget);
+                let m = SEARCHER.with_borrow_mut(|searcher| {
+                    let searcher = searcher.get_or_insert_with(lines::searcher);
+                    lines::search(searcher, &regex, file, GREP_LIMIT, budget)
+                });
                 if m.matches > 0 {
                     lock(&found).add(path, m.hits, m.matches);
                 }
@@ -81,6 +83,12 @@ pub fn search(
             Ok(found.render(budget))
         }
     }
+}
+
+thread_local! {
+    /// Each walking thread's line searcher and its buffers, made once.
+    static SEARCHER: std::cell::RefCell<Option<lines::Searcher>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 /// Where a search starts: a directory, or a file given by its parent's
