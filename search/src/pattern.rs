@@ -18,9 +18,11 @@ use regex_automata::util::syntax;
 /// Longest pattern, glob or include accepted (bytes). Parsing costs memory
 /// in proportion, and no search a model needs is longer.
 pub const MAX_PATTERN_BYTES: usize = 16 << 10;
-/// Largest compiled regex automaton (bytes of its NFA): `(a{1000}){1000}` and
-/// its kind are refused here instead of taking gigabytes.
-pub const NFA_BYTES: usize = 2 << 20;
+/// Largest compiled regex automaton (bytes of its NFA on a 64-bit target,
+/// half on a 32-bit one such as wasm32, whose NFA states are half the size:
+/// so the same patterns pass on every host): `(a{1000}){1000}` and its kind
+/// are refused here instead of taking gigabytes.
+pub const NFA_BYTES: usize = (2 << 20) / 8 * size_of::<usize>();
 /// Largest lazy DFA cache of one searching thread.
 pub const DFA_CACHE_BYTES: usize = 8 << 20;
 
@@ -180,11 +182,10 @@ fn too_complex(pattern: &str) -> FsError {
     FsError::new(
         ErrorCode::InvalidInput,
         format!(
-            "the regex `{}` compiles to an automaton larger than {} MiB (large counted \
-             repetitions such as `{{1000}}`, or Unicode classes repeated many times); use \
-             smaller counts, `+` or `*`, or `(?-u)` for ASCII-only classes",
-            quoted(pattern),
-            NFA_BYTES >> 20
+            "the regex `{}` compiles to an automaton too large to search in bounded memory \
+             (large counted repetitions such as `{{1000}}`, or Unicode classes repeated many \
+             times); use smaller counts, `+` or `*`, or `(?-u)` for ASCII-only classes",
+            quoted(pattern)
         ),
     )
 }

@@ -368,3 +368,27 @@ test('the memory store refuses a result it cannot hold, before building it', () 
   assert.match(out, /16777216-byte limit/);
   assert.equal(text('f.txt'), file);
 });
+
+describe('hostile searches', () => {
+  test('regexes of gigabyte automata and patterns past the limit are refused by name', () => {
+    const w = workspace({ 'line.txt': 'a'.repeat(256 << 10) });
+    for (const pattern of ['(?:a{1,500}){1,500}c', '(a{1000}){1000}', '[a-z]{50000}[0-9]']) {
+      const text = w.fails('grep', { pattern }, 'FS_INVALID_INPUT');
+      assert.match(text, /compiles to an automaton too large/);
+    }
+    const text = w.fails('glob', { pattern: '?'.repeat(200_000) }, 'FS_INVALID_INPUT');
+    assert.match(text, /more than the 16384 allowed/);
+    assert.ok(text.length < 1000, 'the error quotes the pattern whole');
+    // The session goes on, with its observations.
+    w.ok('read', { file_path: 'line.txt', limit: 1 });
+    w.ok('edit', { file_path: 'line.txt', old_string: 'a'.repeat(256 << 10), new_string: 'b' });
+    assert.equal(w.text('line.txt'), 'b');
+  });
+
+  test('a slow regex over a long line is stepped to its answer', () => {
+    const w = workspace({ 'long.txt': 'a'.repeat(1 << 20) + 'c\n', 'short.txt': 'aaac\n' });
+    const found = w.ok('grep', { pattern: '(?:a{1,40}){1,40}c' });
+    assert.match(found, /^Found 2 matches in 2 files/);
+    assert.match(found, /short\.txt:\n {2}Line 1: aaac/);
+  });
+});
