@@ -56,6 +56,17 @@ impl ToolError {
         }
     }
 
+    /// Arguments refused because the call would do harm the model did not
+    /// ask for: `message` says why, that nothing changed, and what to send.
+    #[cold]
+    pub fn refused(message: String) -> Self {
+        ToolError {
+            code: "INVALID_ARGS".into(),
+            message: one_line(message),
+            detail: String::new(),
+        }
+    }
+
     /// A tool name the component does not have.
     #[cold]
     pub fn unknown_tool(name: &str) -> Self {

@@ -91,6 +91,7 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
             return Err(refuse_unobserved(
                 &session.provider,
                 &target,
+                &path,
                 &display,
                 Tool::Edit,
                 not_observed,
@@ -114,7 +115,9 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
         // file is simply missing.
         Err(e) if e.code == ErrorCode::StaleVersion && expected.is_none() => {
             return Err(match session.provider.stat(&target) {
-                Ok(None) => super::suggest::not_found(&session.provider, Tool::Edit, &display),
+                Ok(None) => {
+                    super::suggest::not_found(&session.provider, Tool::Edit, &path, &display)
+                }
                 _ => fail(e),
             });
         }

@@ -5,9 +5,11 @@ mod args;
 mod diagnose;
 mod diff;
 mod edit;
+mod elided;
 mod glob;
 mod grep;
 mod read;
+mod spelling;
 mod suggest;
 mod tree;
 mod window;
@@ -80,6 +82,9 @@ pub struct Session<P> {
     policy: Policy,
     /// Line indexes of large files this session streamed, newest last.
     index: Vec<(String, window::LineIndex)>,
+    /// Keys of new files a write was refused for, as twins of existing
+    /// names: sent again, the write creates them.
+    twins: Vec<String>,
 }
 
 impl<P: Provider> Session<P> {
@@ -90,6 +95,7 @@ impl<P: Provider> Session<P> {
             provider,
             policy: Policy::new(observation_policy),
             index: Vec::new(),
+            twins: Vec::new(),
         }
     }
 
@@ -115,6 +121,14 @@ impl<P: Provider> Session<P> {
             Ok(text) => ToolResult::ok(text),
             Err(e) => ToolResult::err(e),
         }
+    }
+
+    /// Lets a write create `key` although it twins an existing name.
+    fn allow_twin(&mut self, key: String) {
+        if self.twins.len() == INDEXED_FILES {
+            self.twins.remove(0);
+        }
+        self.twins.push(key);
     }
 
     /// Keeps the line index of `key`, dropping the oldest beyond [`INDEXED_FILES`].
@@ -185,7 +199,9 @@ impl<P: Provider> Session<P> {
             dsh_fs_search::search(&tree, at, &query, &Budget::default())
         });
         found.map_err(|e| match e.code {
-            ErrorCode::NotFound => suggest::not_found(&self.provider, tool, &self.display(&target)),
+            ErrorCode::NotFound => {
+                suggest::not_found(&self.provider, tool, &path, &self.display(&target))
+            }
             _ => ToolError::from_fs(tool, e),
         })
     }
@@ -207,13 +223,14 @@ const PROBE_BYTES: u32 = 64 * 1024;
 fn refuse_unobserved<P: Provider>(
     provider: &P,
     target: &P::Target,
+    asked: &str,
     display: &str,
     tool: Tool,
     not_observed: FsError,
 ) -> ToolError {
     let fail = |e| ToolError::from_fs(tool, e);
     match provider.stat(target) {
-        Ok(None) => suggest::not_found(provider, tool, display),
+        Ok(None) => suggest::not_found(provider, tool, asked, display),
         Ok(Some(info)) => match info.kind {
             EntryKind::Directory => fail(FsError::new(
                 ErrorCode::NotRegularFile,

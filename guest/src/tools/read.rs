@@ -65,6 +65,7 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
                 return Err(super::suggest::not_found(
                     &session.provider,
                     Tool::Read,
+                    &path,
                     &display,
                 ));
             }
@@ -104,7 +105,12 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
             }
         }
         Err(e) if e.code == ErrorCode::NotFound => {
-            return Err(super::suggest::not_found(provider, Tool::Read, &display));
+            return Err(super::suggest::not_found(
+                provider,
+                Tool::Read,
+                &path,
+                &display,
+            ));
         }
         Err(e) if e.code == ErrorCode::NotRegularFile => {
             return Err(super::suggest::not_a_file(provider, &target, &display, e));

@@ -1,9 +1,10 @@
 //! What a missing path or a directory answers with: up to three close
 //! existing paths (a case difference, a missing or extra extension, the same
 //! name in a nearby directory, `path:N` for `path` at line N), found with a
-//! fixed budget of listings, and a directory's first entries.
+//! fixed budget of listings, and a directory's first entries. A path spelt
+//! one normalisation away ([`super::spelling`]) is named with its cause first.
 
-use super::plural;
+use super::{plural, spelling};
 use crate::error::{Tool, ToolError};
 use crate::provider::{Listing, Provider};
 use dsh_fs_core::{DirEntry, DirEntryKind, EntryKind, ErrorCode, FsError};
@@ -19,15 +20,40 @@ const MAX_SUGGESTIONS: usize = 3;
 /// Entries a directory read shows.
 const SHOWN_ENTRIES: usize = 50;
 
-/// FS_NOT_FOUND for `display` (a root-relative path), naming the similar
-/// existing files; for `edit`, also how to create it.
+/// FS_NOT_FOUND for `display` (a root-relative path; `asked` is the model's
+/// spelling of it): the existing path it is one normalisation away from,
+/// with the cause, or else the similar existing files; for `edit`, also how
+/// to create it.
 #[cold]
-pub(super) fn not_found<P: Provider>(provider: &P, tool: Tool, display: &str) -> ToolError {
+pub(super) fn not_found<P: Provider>(
+    provider: &P,
+    tool: Tool,
+    asked: &str,
+    display: &str,
+) -> ToolError {
     let plain = || ToolError::from_fs(tool, FsError::not_found(display));
     let field = match tool {
         Tool::Glob | Tool::Grep => "path",
         _ => "file_path",
     };
+    let dirs_too = matches!(tool, Tool::Glob | Tool::Grep);
+    let mut finder = Finder::new(provider);
+    if let Some((path, slips)) = spelling::respell(&mut finder, asked, dirs_too) {
+        // A URI's `//` is gone from the display path: quote it as sent.
+        let display = if slips.contains(&spelling::Slip::Uri) {
+            asked
+        } else {
+            display
+        };
+        return ToolError {
+            message: crate::error::one_line(format!(
+                "{display} does not exist: {}. Use {field} {}.",
+                spelling::causes(&slips),
+                spelling::shown(&path, &slips)
+            )),
+            ..plain()
+        };
+    }
     if let Some((base, line)) = split_line_suffix(display)
         && is_file(provider, base)
     {
@@ -37,8 +63,7 @@ pub(super) fn not_found<P: Provider>(provider: &P, tool: Tool, display: &str) ->
         };
         return found(plain(), format!("Use {field} {base}{offset}."), Vec::new());
     }
-    let dirs_too = matches!(tool, Tool::Glob | Tool::Grep);
-    let similar = Finder::new(provider).similar(display, dirs_too);
+    let similar = finder.similar(display, dirs_too);
     let create = if tool == Tool::Edit {
         ", or use write to create a new file"
     } else {
@@ -205,7 +230,7 @@ fn closeness(wanted: &str, name: &str) -> Option<u8> {
 
 /// Looks for existing files close to a missing path within a fixed budget
 /// of listings and entries, holding only the best candidates.
-struct Finder<'p, P> {
+pub(super) struct Finder<'p, P> {
     provider: &'p P,
     listings: u32,
     entries: usize,
@@ -214,7 +239,7 @@ struct Finder<'p, P> {
 }
 
 impl<'p, P: Provider> Finder<'p, P> {
-    fn new(provider: &'p P) -> Self {
+    pub(super) fn new(provider: &'p P) -> Self {
         Finder {
             provider,
             listings: 0,
@@ -223,9 +248,14 @@ impl<'p, P: Provider> Finder<'p, P> {
         }
     }
 
+    /// The provider it lists.
+    pub(super) fn provider(&self) -> &'p P {
+        self.provider
+    }
+
     /// Calls `each` on the entries of `dir` ("" for the root) until the
     /// budget is spent; false when it cannot be listed or no budget is left.
-    fn visit(&mut self, dir: &str, mut each: impl FnMut(&DirEntry)) -> bool {
+    pub(super) fn visit(&mut self, dir: &str, mut each: impl FnMut(&DirEntry)) -> bool {
         if self.listings >= MAX_LISTINGS || self.entries >= MAX_ENTRIES {
             return false;
         }
@@ -354,7 +384,8 @@ impl<'p, P: Provider> Finder<'p, P> {
     }
 }
 
-fn join(dir: &str, name: &str) -> String {
+/// `dir/name`, or `name` in the root.
+pub(super) fn join(dir: &str, name: &str) -> String {
     if dir.is_empty() || dir == "." {
         name.to_owned()
     } else {

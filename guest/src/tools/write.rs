@@ -2,11 +2,14 @@
 //! file must have been observed, and must not have changed since. Content
 //! identical to the file's is not written again; an update answers with the
 //! hunks that changed, diffed against the version the session observed.
+//! Content that elides part of the file with a placeholder comment is
+//! refused, and so is a new path that misspells an existing one
+//! ([`super::spelling`]).
 
 use super::args::{Args, FILE_PATH, Field, Kind, Spec};
 use super::diagnose::numbered_like_read;
 use super::diff::{MAX_DIFF_BYTES, diff};
-use super::{Session, plural, refuse_unobserved};
+use super::{Session, elided, plural, refuse_unobserved, spelling};
 use crate::error::{Tool, ToolError};
 use crate::provider::Provider;
 use dsh_fs_core::{EntryKind, ErrorCode, Version, WriteIntent, WriteOperation};
@@ -59,6 +62,30 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
             plural(line_count(&content), "line", "lines")
         ));
     }
+    if let Current::Text(old, _) = &current
+        && let Some(e) = elided::elision(old, &content)
+    {
+        return Err(ToolError::refused(format!(
+            "write: line {} of `content` is a placeholder, `{}`, not the lines it stands for: \
+{display} would lose {} of its {}. Write the whole content, or use edit to change part of the \
+file; {display} is unchanged.",
+            e.line,
+            e.text,
+            e.lost,
+            plural(line_count(old), "line", "lines"),
+        )));
+    }
+    if let Current::Absent = current {
+        if let Some(e) = spelling::refuse_slips(&session.provider, &path) {
+            return Err(e);
+        }
+        if !session.twins.contains(&key)
+            && let Some(e) = spelling::refuse_twin(&session.provider, &display)
+        {
+            session.allow_twin(key);
+            return Err(e);
+        }
+    }
     let intent = session.policy.write_intent(&key);
     // The diff is against the observed version only: the text read above
     // counts when its version is the one the write is conditioned on.
@@ -79,6 +106,7 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
             return Err(refuse_unobserved(
                 &session.provider,
                 &target,
+                &path,
                 &display,
                 Tool::Write,
                 e,
@@ -115,7 +143,7 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
             "Updated {display} ({size}). The old file was over {} MiB, so no diff is shown.",
             MAX_DIFF_BYTES >> 20
         ),
-        Current::Unknown => format!(
+        Current::Unknown | Current::Absent => format!(
             "Updated {display} ({size}). The file was touched since it was read, so no diff is shown."
         ),
     })
@@ -127,7 +155,9 @@ enum Current {
     Text(String, Version),
     /// A regular file larger than [`MAX_DIFF_BYTES`].
     Large,
-    /// Absent, not a regular text file, unreadable, or not the observed version.
+    /// Nothing there.
+    Absent,
+    /// Not a regular text file, unreadable, or not the observed version.
     Unknown,
 }
 
@@ -136,8 +166,10 @@ impl Current {
     /// or of exactly `len` bytes (it may be identical). Any failure means
     /// "unknown": the write itself reports what is wrong.
     fn of<P: Provider>(provider: &P, target: &P::Target, len: u64) -> Self {
-        let Ok(Some(info)) = provider.stat(target) else {
-            return Current::Unknown;
+        let info = match provider.stat(target) {
+            Ok(Some(info)) => info,
+            Ok(None) => return Current::Absent,
+            Err(_) => return Current::Unknown,
         };
         if info.kind != EntryKind::File {
             return Current::Unknown;

@@ -29,12 +29,18 @@ fn a_missing_path_suggests_the_file_meant() {
     let ws = project();
     let before = Workspace::snapshot(&ws.root);
     let cases = [
-        ("src/Context.rs", "Did you mean src/context.rs?"),
+        (
+            "src/Context.rs",
+            "names are case-sensitive. Use file_path src/context.rs.",
+        ),
         ("src/context", "Did you mean src/context.rs?"),
         ("src/context.rs.orig", "Did you mean src/context.rs?"),
         ("src/contxt.rs", "Did you mean src/context.rs?"),
         ("context.rs", "Did you mean src/context.rs?"),
-        ("Src/context.rs", "Did you mean src/context.rs?"),
+        (
+            "Src/context.rs",
+            "names are case-sensitive. Use file_path src/context.rs.",
+        ),
         ("src/read.rs", "Did you mean src/tools/read.rs?"),
         ("src/tools/lib.rs", "Did you mean src/lib.rs?"),
         (
@@ -48,9 +54,11 @@ fn a_missing_path_suggests_the_file_meant() {
     ];
     for (path, hint) in cases {
         let text = read_fails(&ws, path, "FS_NOT_FOUND");
+        // A case slip is named as the cause, after a colon.
+        let sep = if hint.starts_with("names") { ":" } else { "." };
         assert_eq!(
             text,
-            format!("FS_NOT_FOUND: {path} does not exist. {hint}"),
+            format!("FS_NOT_FOUND: {path} does not exist{sep} {hint}"),
             "{path}"
         );
     }
