@@ -10,7 +10,7 @@
 //! - everything else up to [`MAX_IN_MEMORY_BYTES`] (CRLF files, strings
 //!   with a CR or a BOM): loaded, matched with CRLF folded, written out.
 
-use super::{CHUNK, read_all};
+use super::{CHUNK, read_all, read_at};
 use crate::seam::{still_fresh, version};
 use crate::splice::{self, SpliceError};
 use crate::store::{ByteStore, Guard, Object, Replace, Target};
@@ -70,7 +70,7 @@ fn too_large(shown: &str, size: u64, limit: u64, what: &str) -> FsError {
 fn in_memory<S: ByteStore>(mut e: Edit<'_, S>) -> Result<EditOutcome, FsError> {
     let shown = e.target.display_path();
     let token = e.object.meta().token.clone();
-    let bytes = read_all(&mut e.object, MAX_IN_MEMORY_BYTES, |_| {
+    let bytes = read_all(&mut e.object, shown, MAX_IN_MEMORY_BYTES, |_| {
         FsError::stale(shown)
     })?;
     // Bytes and token of one state: a writer working in place right now
@@ -120,7 +120,7 @@ fn plan_streamed<S: ByteStore>(e: &mut Edit<'_, S>) -> Result<Option<(Plan, Head
     let mut buf = vec![0u8; CHUNK];
     let mut at = 0;
     loop {
-        let n = e.object.read_at(at, &mut buf)?;
+        let n = read_at(&mut e.object, at, &mut buf, shown)?;
         if n == 0 {
             break;
         }
@@ -237,7 +237,7 @@ fn splice_again<S: ByteStore>(e: &mut Edit<'_, S>, plan: &Plan) -> Result<u128, 
     let mut splicer = Splicer::new(e.edit, &mut out.writer);
     let mut at = 0;
     let pass = loop {
-        let n = e.object.read_at(at, &mut buf)?;
+        let n = read_at(&mut e.object, at, &mut buf, shown)?;
         if n == 0 {
             break splicer.finish().map(drop);
         }

@@ -77,7 +77,7 @@ impl<S: ByteStore> TextLayer<S> {
         let shown = target.display_path();
         let mut attempt = 1;
         let (bytes, token) = loop {
-            let bytes = read_all(&mut object, max_bytes, |size| {
+            let bytes = read_all(&mut object, shown, max_bytes, |size| {
                 FsError::new(
                     ErrorCode::TooLarge,
                     format!("{shown} has {size} bytes, more than the {max_bytes} this call reads"),
@@ -120,13 +120,18 @@ impl<S: ByteStore> TextLayer<S> {
         let mut object = self.store.open(target)?;
         let at = if start > 0 {
             let mut head = [0u8; 3];
-            let n = read_full(&mut object, 0, &mut head)?;
+            let n = read_full(&mut object, 0, &mut head, shown)?;
             text::bom_len(&head[..n]) as u64 + start
         } else {
             0
         };
         let text = StreamText::new(object.meta().token.clone(), shown, start);
-        Ok(Stream { object, at, text })
+        Ok(Stream {
+            object,
+            at,
+            text,
+            shown: shown.to_owned(),
+        })
     }
 
     /// Creates or replaces the whole file atomically under `intent`.
@@ -230,13 +235,15 @@ pub struct Stream<O> {
     /// Byte offset of the next read.
     at: u64,
     text: StreamText,
+    /// The display path, for errors.
+    shown: String,
 }
 
 impl<O: Object> TextStream for Stream<O> {
     fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, FsError> {
-        let (object, at) = (&mut self.object, &mut self.at);
+        let (object, at, shown) = (&mut self.object, &mut self.at, &self.shown);
         self.text.next_from(max_bytes, |buf| {
-            let n = object.read_at(*at, buf)?;
+            let n = read_at(object, *at, buf, shown)?;
             *at += n as u64;
             Ok(n)
         })
@@ -247,15 +254,48 @@ impl<O: Object> TextStream for Stream<O> {
     }
 }
 
+/// [`Object::read_at`] of the file `shown`, refusing a read that ends
+/// (returns 0) before the size the object was opened at while its token is
+/// unchanged: a store that cut the read short, whose bytes would otherwise
+/// pass for the whole file, be hashed as it and be written back as it. A
+/// change in place shows in the token instead, which callers check.
+pub(crate) fn read_at(
+    object: &mut impl Object,
+    offset: u64,
+    buf: &mut [u8],
+    shown: &str,
+) -> Result<usize, FsError> {
+    let n = object.read_at(offset, buf)?;
+    if n == 0
+        && !buf.is_empty()
+        && let Some(size) = object.meta().size.filter(|&size| offset < size)
+        && object.token_now()? == object.meta().token
+    {
+        return Err(ended_early(shown, offset, size));
+    }
+    Ok(n)
+}
+
+#[cold]
+fn ended_early(shown: &str, at: u64, size: u64) -> FsError {
+    FsError::new(
+        ErrorCode::IoError,
+        format!(
+            "the store stopped reading {shown} at byte {at} of its {size}, though the file did not change"
+        ),
+    )
+}
+
 /// Reads from `offset` until `buf` is full or the object ends.
 pub(crate) fn read_full(
     object: &mut impl Object,
     offset: u64,
     buf: &mut [u8],
+    shown: &str,
 ) -> Result<usize, FsError> {
     let mut n = 0;
     while n < buf.len() {
-        match object.read_at(offset + n as u64, &mut buf[n..])? {
+        match read_at(object, offset + n as u64, &mut buf[n..], shown)? {
             0 => break,
             k => n += k,
         }
@@ -268,6 +308,7 @@ pub(crate) fn read_full(
 /// afterwards: a change during the read shows there, not here.
 pub(crate) fn read_all(
     object: &mut impl Object,
+    shown: &str,
     limit: u64,
     too_large: impl Fn(u64) -> FsError,
 ) -> Result<Vec<u8>, FsError> {
@@ -285,17 +326,17 @@ pub(crate) fn read_all(
         // that grew or shrank meanwhile has another token, which every caller
         // checks after the read.
         bytes.resize(size as usize, 0);
-        let n = read_full(object, 0, &mut bytes)?;
+        let n = read_full(object, 0, &mut bytes, shown)?;
         bytes.truncate(n);
         return Ok(bytes);
     }
     bytes.resize(1, 0);
-    let mut n = read_full(object, 0, &mut bytes)?;
+    let mut n = read_full(object, 0, &mut bytes, shown)?;
     // No size known: read on to the end, up to the limit.
     while n == bytes.len() && (n as u64) <= limit {
         let more = bytes.len().clamp(1, CHUNK);
         bytes.resize(bytes.len() + more, 0);
-        n += read_full(object, n as u64, &mut bytes[n..])?;
+        n += read_full(object, n as u64, &mut bytes[n..], shown)?;
     }
     bytes.truncate(n);
     if n as u64 > limit {
@@ -314,7 +355,7 @@ fn hash_object<S: ByteStore>(
     let mut buf = vec![0u8; CHUNK];
     let mut at = 0;
     loop {
-        match object.read_at(at, &mut buf)? {
+        match read_at(object, at, &mut buf, target.display_path())? {
             0 => return Ok(hasher.finish()),
             n => {
                 hasher.update(&buf[..n]);

@@ -168,6 +168,8 @@ pub trait Object {
     fn meta(&self) -> &ObjectMeta;
 
     /// Reads up to `buf.len()` bytes at `offset`; the count, 0 at the end.
+    /// A 0 before the size it was opened at, with the token unchanged, is
+    /// taken by the layer for a failed read (`io-error`), never for the end.
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize, FsError>;
 
     /// Its metadata token now: differs from [`Object::meta`]'s when the
