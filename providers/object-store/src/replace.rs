@@ -17,6 +17,7 @@ use ::object_store::signer::Method;
 use ::object_store::{
     GetOptions, MultipartId, ObjectStore, PutMode, PutOptions, PutPayload, PutResult, UpdateVersion,
 };
+use bytes::Bytes;
 use dsh_fs_core::seam::vanished;
 use dsh_fs_core::store::{Guard, Replace, copy_through};
 use dsh_fs_core::{ErrorCode, FsError, MAX_IN_MEMORY_BYTES};
@@ -173,13 +174,52 @@ impl BucketReplace {
         }
     }
 
-    /// The one-PUT commit of buffered content.
+    /// The one-PUT commit of buffered content. An answer that does not say
+    /// the PUT was refused before it ran ([`unknown_outcome`]) is checked
+    /// against the object: when it now holds exactly these bytes, the PUT
+    /// landed (see [`BucketReplace::landed`]).
     fn put(&mut self, mode: PutMode) -> Result<PutResult, StoreError> {
-        let payload = PutPayload::from(std::mem::take(&mut self.buf));
-        self.shared.on(self
-            .shared
-            .store
-            .put_opts(&self.loc, payload, PutOptions::from(mode)))
+        let sent = Bytes::from(std::mem::take(&mut self.buf));
+        let payload = PutPayload::from_bytes(sent.clone());
+        let put =
+            self.shared.on(self
+                .shared
+                .store
+                .put_opts(&self.loc, payload, PutOptions::from(mode)));
+        match put {
+            Err(e) if unknown_outcome(&e) => self.landed(&sent).ok_or(e),
+            put => put,
+        }
+    }
+
+    /// The version of the object if it holds exactly `sent`, read in one
+    /// GET (so the bytes compared and the version named are one version).
+    ///
+    /// A PUT can land and still fail for its sender: the connection breaks
+    /// after S3 stored the object, or S3 answers 5xx after storing it and
+    /// `object_store` sends it again, when the retry's own condition
+    /// (`If-Match` the version it just replaced, `If-None-Match: *` on the
+    /// object it just created) refuses it. Answering that error would say
+    /// nothing changed when the file changed.
+    fn landed(&self, sent: &Bytes) -> Option<PutResult> {
+        self.shared.on(async {
+            let got = self
+                .shared
+                .store
+                .get_opts(&self.loc, GetOptions::default())
+                .await
+                .ok()?;
+            if got.meta.size != sent.len() as u64 {
+                return None;
+            }
+            let meta = got.meta.clone();
+            let bytes = got.bytes().await.ok()?;
+            (bytes == *sent).then(|| PutResult {
+                e_tag: meta.e_tag,
+                version: meta.version,
+                extensions: Default::default(),
+            })
+        })
     }
 
     /// The commit of a multipart upload: `CompleteMultipartUpload` under the
@@ -364,6 +404,19 @@ enum Refused {
     /// the object to replace is gone).
     Condition(u16),
     Error(FsError),
+}
+
+/// Whether a PUT that failed with `e` may have landed: a transport error
+/// or a 5xx after the request was sent, or a refusal by the condition that
+/// may have been a retry's, after the first attempt landed. An answer that
+/// the request itself was wrong or not allowed is final.
+fn unknown_outcome(e: &StoreError) -> bool {
+    matches!(
+        e,
+        StoreError::Generic { .. }
+            | StoreError::Precondition { .. }
+            | StoreError::AlreadyExists { .. }
+    )
 }
 
 #[cold]
