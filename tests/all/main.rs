@@ -10,6 +10,7 @@ mod component;
 mod confinement;
 mod contract;
 mod discovery;
+mod faults;
 mod fidelity;
 mod hardening;
 mod hostile;
