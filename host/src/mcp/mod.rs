@@ -66,9 +66,9 @@ what to do next.",
 
     /// Serves MCP on stdin/stdout until the client disconnects.
     ///
-    /// On glibc this also makes `malloc` return freed blocks of 1 MiB or
-    /// more to the system, so that memory freed after a large request is not
-    /// kept by the allocator.
+    /// On glibc this also makes `malloc` return freed blocks larger than
+    /// the tools' I/O chunks to the system, so that memory freed after a
+    /// large request is not kept by the allocator.
     pub async fn serve_stdio(mut self) -> anyhow::Result<()> {
         return_large_blocks();
         let (input, output) = rmcp::transport::stdio_pipes();
@@ -80,17 +80,37 @@ what to do next.",
     }
 }
 
-/// Has glibc serve blocks of 1 MiB or more with `mmap`, so that they go back
-/// to the system when freed. By default glibc raises that threshold to the
-/// largest block freed so far (up to 32 MiB); after one large request, each
-/// thread's arena keeps the space of its copies for good, and pipelined
-/// 15 MiB writes grew the server by ~45 MiB per write instead of peaking at
-/// ~90 MiB whatever their number.
+/// The largest buffer a call allocates and frees once per chunk of I/O: the
+/// component streams files in 1 MiB chunks (its `STREAM_CHUNK`), and the text
+/// layer and the stores copy, hash and edit in 1 MiB chunks (`CHUNK`,
+/// `COPY_CHUNK`), each chunk in a fresh buffer.
+const IO_CHUNK_BYTES: usize = 1 << 20;
+
+/// Blocks at least this large are served by `mmap` and go back to the
+/// system when freed: twice an I/O chunk, so that a chunk's buffer (a little
+/// over [`IO_CHUNK_BYTES`] with the bytes carried over and malloc's header)
+/// always stays in the heap.
+const MMAP_THRESHOLD: usize = 2 * IO_CHUNK_BYTES;
+
+/// Has glibc serve blocks of [`MMAP_THRESHOLD`] or more with `mmap`, so that
+/// they go back to the system when freed. By default glibc raises that
+/// threshold to the largest block freed so far (up to 32 MiB); after one
+/// large request, each thread's arena keeps the space of its copies for
+/// good, and pipelined 15 MiB writes grew the server by ~45 MiB per write
+/// instead of peaking at ~90 MiB whatever their number.
+///
+/// The threshold stays above the I/O chunks, and the heap keeps up to twice
+/// the threshold free at its top (glibc's own ratio; fixing the threshold
+/// leaves the trim at its 128 KiB default). With the threshold at 1 MiB, or
+/// the default trim, every 1 MiB chunk was a fresh `mmap` (or heap growth)
+/// whose 256 pages faulted in and went back at once: reading a 100 MiB file
+/// over MCP cost twice the CPU of `dsh-fs serve`, half of it in page faults.
 fn return_large_blocks() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only changes a tunable of the allocator.
+    // SAFETY: mallopt only changes tunables of the allocator.
     unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD as libc::c_int);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, (2 * MMAP_THRESHOLD) as libc::c_int);
     }
 }
 
