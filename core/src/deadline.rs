@@ -39,6 +39,18 @@ pub fn remaining() -> Option<Duration> {
     current().map(|d| d.saturating_duration_since(Instant::now()))
 }
 
+/// The `aborted` of a wait for `shown` that the deadline cut short.
+#[cold]
+pub fn expired(shown: &str) -> FsError {
+    FsError::new(
+        ErrorCode::Aborted,
+        format!(
+            "the call reached its time limit while waiting for the store on {shown}; nothing was \
+             changed"
+        ),
+    )
+}
+
 /// `aborted` once the deadline passed: to be called right before a commit.
 pub fn check(shown: &str) -> Result<(), FsError> {
     match remaining() {

@@ -20,6 +20,7 @@ use ::object_store::aws::{AmazonS3, AmazonS3Builder, AmazonS3ConfigKey};
 use ::object_store::path::Path as ObjectPath;
 use ::object_store::{BackoffConfig, ObjectStore, ObjectStoreExt, RetryConfig};
 use anyhow::{Context, bail};
+use dsh_fs_core::deadline;
 use dsh_fs_core::layer::{TextLayer, directory_meta};
 use dsh_fs_core::listing::SortedListing;
 use dsh_fs_core::store::{ByteStore, ObjectMeta, Target};
@@ -102,6 +103,23 @@ struct Shared {
 impl Shared {
     fn on<F: Future>(&self, future: F) -> F::Output {
         self.runtime.on(future)
+    }
+
+    /// Runs a request that changes nothing, giving up at the call's
+    /// deadline ([`deadline::remaining`]) with `aborted`: a server that
+    /// hangs holds the call no longer than its time. (A commit is waited
+    /// for: whether it landed must be known.)
+    fn read<T>(
+        &self,
+        shown: &str,
+        future: impl Future<Output = Result<T, FsError>>,
+    ) -> Result<T, FsError> {
+        match deadline::remaining() {
+            None => self.on(future),
+            Some(left) => self
+                .on(async { tokio::time::timeout(left, future).await })
+                .unwrap_or_else(|_| Err(deadline::expired(shown))),
+        }
     }
 }
 
@@ -240,10 +258,6 @@ impl BucketStore {
         })
     }
 
-    fn on<F: Future>(&self, future: F) -> F::Output {
-        self.shared.on(future)
-    }
-
     fn store_ref(&self) -> &dyn ObjectStore {
         self.shared.store.as_ref()
     }
@@ -301,17 +315,18 @@ impl BucketStore {
             return Err(root_is_a_directory(shown));
         }
         let loc = self.location(key, shown)?;
-        self.on(async {
-            match self.store_ref().head(&loc).await {
-                Ok(meta) => Ok(Some(meta)),
-                Err(StoreError::NotFound { .. }) => {
-                    self.explain_missing(key, &loc, shown).await?;
-                    Ok(None)
+        self.shared
+            .read(shown, async {
+                match self.store_ref().head(&loc).await {
+                    Ok(meta) => Ok(Some(meta)),
+                    Err(StoreError::NotFound { .. }) => {
+                        self.explain_missing(key, &loc, shown).await?;
+                        Ok(None)
+                    }
+                    Err(e) => Err(map_store(e, shown)),
                 }
-                Err(e) => Err(map_store(e, shown)),
-            }
-        })
-        .map(|meta| meta.map(|m| BucketObject::new(self.shared.clone(), loc, shown, &m)))
+            })
+            .map(|meta| meta.map(|m| BucketObject::new(self.shared.clone(), loc, shown, &m)))
     }
 }
 
@@ -339,7 +354,7 @@ impl ByteStore for BucketStore {
             return Ok(Some(directory_meta()));
         }
         let loc = self.location(key, shown)?;
-        self.on(async {
+        self.shared.read(shown, async {
             match self.store_ref().head(&loc).await {
                 Ok(meta) => Ok(Some(ObjectMeta {
                     kind: EntryKind::File,
@@ -363,7 +378,9 @@ impl ByteStore for BucketStore {
     }
 
     fn list(&self, target: &Target) -> Result<SortedListing, FsError> {
-        self.on(self.list_prefix(target.key(), target.display_path()))
+        let shown = target.display_path();
+        self.shared
+            .read(shown, self.list_prefix(target.key(), shown))
     }
 
     /// Nothing is locked: the commit is a conditional request that fails
@@ -379,7 +396,7 @@ impl ByteStore for BucketStore {
         // Directories are prefixes: a parent exists while something lies under it.
         if let (None, false, Some((parent, _))) = (&current, create_parents, key.rsplit_once('/')) {
             let parent = self.location(parent, shown)?;
-            if !self.on(self.is_dir(&parent, shown))? {
+            if !self.shared.read(shown, self.is_dir(&parent, shown))? {
                 return Err(FsError::not_found(shown));
             }
         }

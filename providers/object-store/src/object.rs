@@ -70,16 +70,18 @@ impl BucketObject {
         let options = GetOptions::default()
             .with_if_match(self.e_tag.clone())
             .with_range(Some(GetRange::Bounded(start..end)));
-        let got = self.shared.on(async {
-            let got = self.shared.store.get_opts(&self.loc, options).await?;
-            got.bytes().await
-        });
-        let bytes = match got {
-            Ok(bytes) => bytes,
-            Err(StoreError::Precondition { .. }) => return Err(changed_while_read(shown)),
-            Err(StoreError::NotFound { .. }) => return Err(vanished(shown)),
-            Err(e) => return Err(map_store(e, shown)),
-        };
+        let bytes = self.shared.read(shown, async {
+            let got = async {
+                let got = self.shared.store.get_opts(&self.loc, options).await?;
+                got.bytes().await
+            };
+            match got.await {
+                Ok(bytes) => Ok(bytes),
+                Err(StoreError::Precondition { .. }) => Err(changed_while_read(shown)),
+                Err(StoreError::NotFound { .. }) => Err(vanished(shown)),
+                Err(e) => Err(map_store(e, shown)),
+            }
+        })?;
         if bytes.len() as u64 != end - start {
             return Err(changed_while_read(shown));
         }
