@@ -128,6 +128,17 @@ pub(super) fn in_context(
     c: &Tokens<'_>,
     cr: &Range<usize>,
 ) -> (String, String) {
+    quoted(o, or, c, cr, true)
+}
+
+/// [`in_context`], its quotes trimmed of surrounding whitespace or not.
+fn quoted(
+    o: &Tokens<'_>,
+    or: &Range<usize>,
+    c: &Tokens<'_>,
+    cr: &Range<usize>,
+    trim: bool,
+) -> (String, String) {
     let shared = |i: Option<usize>, j: Option<usize>, room: usize| match (i, j) {
         (Some(i), Some(j)) if i < o.spans.len() && j < c.spans.len() => {
             let t = o.get(i);
@@ -151,9 +162,8 @@ pub(super) fn in_context(
         room -= len;
     }
     let quote = |t: &Tokens<'_>, r: &Range<usize>| {
-        t.text[t.bytes(&(r.start - before..r.end + after))]
-            .trim()
-            .to_owned()
+        let text = &t.text[t.bytes(&(r.start - before..r.end + after))];
+        if trim { text.trim() } else { text }.to_owned()
     };
     (quote(o, or), quote(c, cr))
 }
@@ -262,7 +272,8 @@ impl Report {
                 } else if at_end || blank {
                     self.trailing.push((no, cs.len() > os.len()));
                 } else {
-                    let (oq, cq) = in_context(&ot, &otr, &ct, &ctr);
+                    // The whitespace is the difference: quoted whole.
+                    let (oq, cq) = quoted(&ot, &otr, &ct, &ctr, false);
                     self.spacing.push((no, oq, cq));
                 }
                 continue;

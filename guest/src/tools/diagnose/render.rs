@@ -133,9 +133,10 @@ impl Report {
         }
         for (no, o, c) in self.spacing.iter().take(2) {
             out.push(format!(
-                "spacing differs on line {no}: the file has {} where old_string has {}",
-                snippet(c),
-                snippet(o)
+                "spacing differs on line {no}: the file has {} where old_string has {} \
+                 (`·` a space, `\\t` a tab)",
+                spaced(c),
+                spaced(o)
             ));
         }
         // Differences on one line read as one clause.
@@ -288,6 +289,11 @@ pub(super) fn snippet(text: &str) -> String {
     }
     out.push('`');
     out
+}
+
+/// [`snippet`] with each space shown as `·`, for a difference in spacing.
+fn spaced(text: &str) -> String {
+    snippet(text).replace(' ', "·")
 }
 
 /// Characters named for the message: `'`, `’` (U+2019), a non-breaking

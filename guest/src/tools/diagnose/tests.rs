@@ -529,3 +529,23 @@ fn xorshift(mut seed: u64) -> impl FnMut(usize) -> usize {
         (seed % n as u64) as usize
     }
 }
+
+#[test]
+fn spacing_inside_a_line_is_shown_visibly() {
+    // A tab where the file has one space, between tokens too long to quote
+    // around it: the comparison shows the whitespace itself.
+    let file = "let a_rather_long_identifier_name = another_rather_long_identifier_name;\n";
+    let old = "let a_rather_long_identifier_name =\tanother_rather_long_identifier_name;";
+    let d = diagnose(file, old, "x");
+    assert!(!d.message.contains("``"), "{}", d.message);
+    assert!(
+        d.message.contains("spacing differs on line 1"),
+        "{}",
+        d.message
+    );
+    assert!(
+        d.message.contains('·') && d.message.contains("\\t"),
+        "{}",
+        d.message
+    );
+}
