@@ -112,15 +112,15 @@ describe('the listing through the component', () => {
   test('a missing path suggests the file meant, as on every host', () => {
     const p = project();
     const cases = [
-      ['src/Context.rs', 'Did you mean src/context.rs?'],
-      ['src/context', 'Did you mean src/context.rs?'],
-      ['context.rs', 'Did you mean src/context.rs?'],
-      ['Src/context.rs', 'Did you mean src/context.rs?'],
-      ['src/read.rs', 'Did you mean src/tools/read.rs?'],
-      ['src/context.rs:99', 'Use file_path src/context.rs with offset=99.'],
+      ['src/Context.rs', ': names are case-sensitive. Use file_path src/context.rs.'],
+      ['src/context', '. Did you mean src/context.rs?'],
+      ['context.rs', '. Did you mean src/context.rs?'],
+      ['Src/context.rs', ': names are case-sensitive. Use file_path src/context.rs.'],
+      ['src/read.rs', '. Did you mean src/tools/read.rs?'],
+      ['src/context.rs:99', '. Use file_path src/context.rs with offset=99.'],
     ];
     for (const [path, hint] of cases) {
-      assert.equal(read(p, path), `FS_NOT_FOUND: ${path} does not exist. ${hint}`, path);
+      assert.equal(read(p, path), `FS_NOT_FOUND: ${path} does not exist${hint}`, path);
     }
     assert.equal(
       read(p, 'src/Util'),
