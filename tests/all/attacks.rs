@@ -5,8 +5,8 @@
 //! attack, the peak RSS of a `dsh-fs mcp` process serving it (under 128 MiB).
 
 use crate::mcp_transport::{RSS_LIMIT_KIB, Server};
-use crate::{Workspace, cache_dir, call, fails, ok};
-use dsh_fs::{Limits, Runtime, Session, SessionOptions};
+use crate::{Workspace, call, fails, ok};
+use dsh_fs::{Session, SessionOptions};
 use serde_json::json;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -31,15 +31,7 @@ fn assert_bounded(server: &Server, what: &str) {
 /// A session whose calls may last `timeout`, so the search budget (three
 /// quarters of it) runs out quickly.
 fn session_with_timeout(ws: &Workspace, timeout: Duration) -> Session {
-    let runtime = Runtime::builder()
-        .cache_dir(Some(cache_dir()))
-        .limits(Limits {
-            call_timeout: timeout,
-            ..Limits::default()
-        })
-        .build()
-        .unwrap();
-    runtime
+    crate::runtime_with_timeout(timeout)
         .session(ws.provider(), SessionOptions::default())
         .unwrap()
 }

@@ -25,7 +25,7 @@ mod proxy;
 
 use self::proxy::{HTTP_FAULTS, HttpFault};
 use crate::{call, code, runtime};
-use dsh_fs::{BucketStore, Limits, Runtime, TextLayer, ToolResult};
+use dsh_fs::{BucketStore, Runtime, TextLayer, ToolResult};
 use dsh_fs::{ByteStore, Listing, LocalStore, MemoryStore, Session, SessionOptions, Target};
 use dsh_fs_core::store::{Guard, Object, ObjectMeta, Replace};
 use dsh_fs_core::{DirEntry, DirEntryKind, EditRequest, ErrorCode, FsError, SearchQuery, deadline};
@@ -1142,16 +1142,7 @@ const HOLD_PAST_DEADLINE: Duration = Duration::from_millis(300);
 /// A runtime whose calls end after [`SHORT_TIMEOUT`].
 fn short_runtime() -> &'static Runtime {
     static RUNTIME: OnceLock<Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| {
-        Runtime::builder()
-            .cache_dir(Some(crate::cache_dir()))
-            .limits(Limits {
-                call_timeout: SHORT_TIMEOUT,
-                ..Limits::default()
-            })
-            .build()
-            .unwrap()
-    })
+    RUNTIME.get_or_init(|| crate::runtime_with_timeout(SHORT_TIMEOUT))
 }
 
 /// Every fault of the proxy at every HTTP request (or those [`ks`] picks)

@@ -8,10 +8,10 @@
 
 use crate::mcp_transport::{RSS_LIMIT_KIB, Server};
 use crate::object_store::Bucket;
-use crate::{Workspace, call, code, fails, ok, runtime};
+use crate::{Workspace, call, code, fails, ok, runtime, runtime_with_timeout};
 use dsh_fs::{
-    EditOutcome, EditRequest, FsError, FsInfo, Limits, MemoryProvider, Provider, Runtime,
-    SessionOptions, Target, TextContent, WriteIntent, WriteOutcome,
+    EditOutcome, EditRequest, FsError, FsInfo, MemoryProvider, Provider, SessionOptions, Target,
+    TextContent, WriteIntent, WriteOutcome,
 };
 use serde_json::json;
 use std::os::unix::fs::{FileExt, MetadataExt};
@@ -208,18 +208,6 @@ fn a_write_over_a_large_read_file_hashes_it_in_chunks() {
     assert_eq!(code, "OK", "{text}");
     assert_eq!(ws.bytes("big.txt"), b"small\n");
     assert_bounded(&server, "write over a read 200 MiB file");
-}
-
-/// A runtime whose calls may last `timeout`.
-fn runtime_with_timeout(timeout: Duration) -> Runtime {
-    Runtime::builder()
-        .cache_dir(Some(crate::cache_dir()))
-        .limits(Limits {
-            call_timeout: timeout,
-            ..Limits::default()
-        })
-        .build()
-        .unwrap()
 }
 
 /// Holds `flock(LOCK_EX)` on `dir` like another process would (a separate

@@ -51,6 +51,19 @@ pub fn runtime() -> &'static Runtime {
     })
 }
 
+/// A runtime whose calls may last `timeout` (its component from the shared
+/// cache, compiled by [`runtime`] or a test before).
+pub fn runtime_with_timeout(timeout: std::time::Duration) -> Runtime {
+    Runtime::builder()
+        .cache_dir(Some(cache_dir()))
+        .limits(dsh_fs::Limits {
+            call_timeout: timeout,
+            ..dsh_fs::Limits::default()
+        })
+        .build()
+        .unwrap()
+}
+
 /// A scratch workspace directory with an `outside/` sibling the workspace
 /// must never reach.
 pub struct Workspace {

@@ -5,7 +5,7 @@ use crate::Workspace;
 use crate::cli::dsh_fs;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{ChildStdin, ChildStdout, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
 /// Sends one request line and waits for its reply line: each reply must be
 /// flushed before the next request is sent.
@@ -17,6 +17,20 @@ fn ask(stdin: &mut ChildStdin, stdout: &mut BufReader<ChildStdout>, line: &str) 
     serde_json::from_str(&reply).unwrap_or_else(|e| panic!("{e}: {reply:?}"))
 }
 
+/// `dsh-fs serve` on `ws`, with its request and reply pipes.
+fn serve(ws: &Workspace) -> (Child, ChildStdin, BufReader<ChildStdout>) {
+    let mut child = dsh_fs()
+        .args(["serve", "--root"])
+        .arg(&ws.root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    (child, stdin, stdout)
+}
+
 fn request(tool: &str, arguments: Value) -> String {
     json!({"tool": tool, "arguments": arguments}).to_string()
 }
@@ -25,15 +39,7 @@ fn request(tool: &str, arguments: Value) -> String {
 fn one_process_is_one_session_read_then_edit_then_stale() {
     let ws = Workspace::new();
     ws.write("app.py", "print('hello')\n");
-    let mut child = dsh_fs()
-        .args(["serve", "--root"])
-        .arg(&ws.root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let (mut child, mut stdin, mut stdout) = serve(&ws);
     let edit = |old: &str, new: &str| {
         request(
             "edit",
@@ -95,15 +101,7 @@ fn a_missing_root_is_named_before_any_request() {
 fn lines_of_millions_of_values_cost_no_memory_and_the_session_goes_on() {
     let ws = Workspace::new();
     ws.write("f.txt", "one\n");
-    let mut child = dsh_fs()
-        .args(["serve", "--root"])
-        .arg(&ws.root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let (mut child, mut stdin, mut stdout) = serve(&ws);
     let read = request("read", json!({"file_path": "f.txt"}));
     assert_eq!(ask(&mut stdin, &mut stdout, &read)["is_error"], false);
     // 16 MiB lines: a top-level array, an object of a million keys, and an
