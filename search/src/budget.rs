@@ -144,11 +144,6 @@ impl Budget {
             Some(Stopped::Budget(self.time))
         }
     }
-
-    /// The wall-clock limit, for the footer.
-    pub fn time(&self) -> Duration {
-        self.time
-    }
 }
 
 /// A reader that charges every byte it reads to a budget and fails once the

@@ -36,7 +36,7 @@ mod tests;
 
 pub use budget::Budget;
 pub use dsh_fs_core::listing::{kind_of, modified_ns};
-pub use local::{LocalTree, open_nofollow};
+pub use local::LocalTree;
 pub use memory::MemTree;
 pub use tree::{DirEntry, DirEntryKind, Tree};
 

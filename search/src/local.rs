@@ -103,7 +103,7 @@ impl Tree for LocalTree {
 
 /// Opens a file for reading, refusing a link in the last component (and never
 /// blocking on a FIFO, on Unix).
-pub fn open_nofollow(path: &Path) -> std::io::Result<File> {
+fn open_nofollow(path: &Path) -> std::io::Result<File> {
     let mut options = fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
