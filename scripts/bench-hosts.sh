@@ -17,6 +17,6 @@ echo
 echo "== stock wasmtime CLI (dsh_fs_cli.wasm over wasi:filesystem)"
 scripts/bench-cli.sh
 echo
-echo "== Node.js (jco transpile, JS in-memory provider)"
+echo "== Node.js (jco transpile, JS in-memory store)"
 npm --prefix host/js run --silent build >/dev/null
 npm --prefix host/js run --silent bench

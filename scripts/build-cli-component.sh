@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Builds the three components for wasm32-wasip2 (tools, wasi:filesystem provider, JSON-lines
+# Builds the three components for wasm32-wasip2 (tools, the text layer over the wasi:filesystem store, JSON-lines
 # command) and composes them with `wac plug` into target/guest/dsh_fs_cli.wasm, a command
 # component whose only imports are WASI, runnable with the stock `wasmtime run`.
 #
 #   scripts/build-cli-component.sh            build and compose
 #
 # Needs `wac` (scripts/install-cli-tools.sh installs it). The components are built exactly as
-# host/build.rs builds the tools component (same target directory and release settings), so the
+# host/rust/build.rs builds the tools component (same target directory and release settings), so the
 # two builds share artifacts instead of rebuilding.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,13 +36,13 @@ export CARGO_PROFILE_RELEASE_STRIP=true
 export CARGO_PROFILE_RELEASE_LTO=true
 export CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
 
-# One package per cargo run: each resolves its own features, as host/build.rs does.
-for package in dsh-fs-tools dsh-fs-provider-wasi dsh-fs-command; do
+# One package per cargo run: each resolves its own features, as host/rust/build.rs does.
+for package in dsh-fs-tools dsh-fs-store-wasi dsh-fs-command; do
     "${CARGO:-cargo}" build --quiet --release --target wasm32-wasip2 -p "$package"
 done
 
 tools=$release/dsh_fs_tools.wasm
-provider=$release/dsh_fs_provider_wasi.wasm
+provider=$release/dsh_fs_store_wasi.wasm
 command=$release/dsh-fs-command.wasm
 plugged=$target_dir/dsh_fs_tools_wasi.wasm
 

@@ -1,5 +1,5 @@
 //! Value types that cross the provider seam; each mirrors a record or variant
-//! of `wit/types.wit`.
+//! of `wit/since_v0.1.0/types.wit`.
 
 /// Opaque freshness token made by a provider.
 pub type Version = String;

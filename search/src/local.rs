@@ -6,7 +6,7 @@
 //! as it is, not against a neighbour swapping a directory for a link between
 //! two calls, and it does not refuse hard-linked files: it is the portable
 //! walk's baseline for tests and `dsh-fs bench`. The local store's own search
-//! (`dsh-fs-provider-local`) walks held descriptors and applies `read`'s
+//! (`dsh-fs-store-local`) walks held descriptors and applies `read`'s
 //! checks.
 
 use crate::tree::{DirEntry, DirEntryKind, Tree};

@@ -99,7 +99,7 @@ fn run(fixture: &dyn Fixture) -> Script {
 }
 
 fn golden_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/discovery.json")
+    crate::workspace().join("tests/fixtures/discovery.json")
 }
 
 /// The recorded script.

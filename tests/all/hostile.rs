@@ -9,10 +9,7 @@ use std::time::{Duration, Instant};
 
 /// Builds tests/hostile for wasm32-wasip2 (once per test run).
 fn hostile_component() -> Vec<u8> {
-    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf();
+    let workspace = crate::workspace();
     let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hostile");
     let status = Command::new(env!("CARGO"))
         .current_dir(workspace.join("tests/hostile"))

@@ -49,7 +49,7 @@ pub struct Step {
 }
 
 fn golden_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/mistakes/hosts.json")
+    crate::workspace().join("tests/fixtures/mistakes/hosts.json")
 }
 
 /// The recorded script.

@@ -1,5 +1,5 @@
 //! The text adapter under jco: the fixtures of the JavaScript host path for
-//! the contract and listing suites and the provider script of `host/src/adapter/`.
+//! the contract and listing suites and the provider script of `host/rust/src/adapter/`.
 //! The adapter component this test binary's build
 //! left at [`ADAPTER_PATH`] is transpiled with jco once per run
 //! (`host/js/scripts/build-adapter.mjs`); each fixture starts one Node
@@ -32,7 +32,7 @@ use std::time::Duration;
 const BRIDGE_DEADLINE: Duration = Duration::from_secs(300);
 
 fn js_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("js")
+    crate::workspace().join("host/js")
 }
 
 /// `node` from `PATH`.

@@ -35,6 +35,11 @@ use dsh_fs::{LocalProvider, LocalStore, Provider, Runtime, Session, SessionOptio
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+/// The repository's root: the host crate lives two levels below it.
+pub fn workspace() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
 /// Where the tests keep the compiled-component cache (shared by subprocesses).
 pub fn cache_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dsh-fs-cache")

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
@@ -34,7 +34,7 @@ fn python() -> PathBuf {
     if let Some(python) = std::env::var_os("DSH_FS_PYTHON") {
         return python.into();
     }
-    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python");
+    let venv = crate::workspace().join(".venv/bin/python");
     if venv.exists() {
         venv
     } else {

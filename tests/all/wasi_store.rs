@@ -1,5 +1,5 @@
 //! The `dsh:fs/store` export of the `wasi:filesystem` provider component
-//! (`providers/wasi`, as `scripts/build-cli-component.sh` builds it) held to
+//! (`stores/wasi`, as `scripts/build-cli-component.sh` builds it) held to
 //! the byte-store contract (`dsh_fs_core::store::contract`): each check
 //! instantiates the component on a fresh directory granted as `/work`, and
 //! every byte goes through wasmtime's own `wasi:filesystem`. (The store's
@@ -20,7 +20,7 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 wasmtime::component::bindgen!({
     world: "fs-store",
-    path: "../wit",
+    path: "../../wit/since_v0.1.0",
 });
 
 use exports::dsh::fs::store as api;
@@ -307,7 +307,7 @@ impl Drop for ComponentListing {
 fn provider_component() -> PathBuf {
     let composed = crate::wasmtime_cli::composed();
     let guest_dir = composed.parent().unwrap();
-    Path::new(guest_dir).join("wasm32-wasip2/release/dsh_fs_provider_wasi.wasm")
+    Path::new(guest_dir).join("wasm32-wasip2/release/dsh_fs_store_wasi.wasm")
 }
 
 #[test]

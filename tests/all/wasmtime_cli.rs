@@ -6,7 +6,7 @@
 //! Needs `wasmtime` and `wac` at the pinned versions: a missing or different
 //! one fails these tests, naming `scripts/install-cli-tools.sh`.
 
-use crate::Workspace;
+use crate::{Workspace, workspace};
 use serde_json::{Value, json};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
@@ -21,10 +21,6 @@ const WASMTIME_VERSION: &str = "48.0.8";
 const WAC_VERSION: &str = "0.12.0";
 /// Longest a whole session may take before wasmtime is killed.
 const SESSION_DEADLINE: Duration = Duration::from_secs(120);
-
-fn workspace() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
-}
 
 /// `name` from `PATH` or cargo's bin directory, checked to report `version`.
 fn installed(name: &str, version: &str) -> PathBuf {

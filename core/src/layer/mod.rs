@@ -2,8 +2,8 @@
 //! BOMs, content hashes and versions, freshness by content (a `touch` is not
 //! a change), write intents and the order of their checks, the in-memory and
 //! streamed splices. A backend implements [`ByteStore`] and gets every rule
-//! of `wit/provider.wit` from [`TextLayer`]; the provider adapter component
-//! serves the same layer over `wit/store.wit` for stores outside Rust.
+//! of `wit/since_v0.1.0/provider.wit` from [`TextLayer`]; the provider adapter component
+//! serves the same layer over `wit/since_v0.1.0/store.wit` for stores outside Rust.
 
 mod edit;
 

@@ -1,6 +1,6 @@
 //! The byte-store contract as an executable suite: every store — the local
 //! disk, memory, an object store, `wasi:filesystem`, a JavaScript store
-//! across `wit/store.wit` — must pass it, and an out-of-tree store can run it
+//! across `wit/since_v0.1.0/store.wit` — must pass it, and an out-of-tree store can run it
 //! by enabling this crate's `contract` feature:
 //!
 //! ```ignore

@@ -6,7 +6,7 @@
 //! whenever the bytes may have), reads ranges of an open object, lists a
 //! directory, and replaces one object atomically under a [`Guard`]. UTF-8,
 //! BOMs, content hashes, versions, freshness, intents and splices are the
-//! layer's business, written once. `wit/store.wit` is the same seam for
+//! layer's business, written once. `wit/since_v0.1.0/store.wit` is the same seam for
 //! stores that live outside Rust or outside this process.
 
 #[cfg(any(test, feature = "contract"))]
@@ -79,7 +79,7 @@ pub enum Guard<'a> {
 }
 
 /// A byte store: a local directory, a bucket prefix, a map in memory, a
-/// `wasi:filesystem` preopen, or a host's store across `wit/store.wit`.
+/// `wasi:filesystem` preopen, or a host's store across `wit/since_v0.1.0/store.wit`.
 ///
 /// Every method names the target it works on; errors are [`FsError`]s whose
 /// messages name `target.display_path()`.

@@ -31,14 +31,14 @@ for (const name of ['CARGO_ENCODED_RUSTFLAGS', 'RUSTFLAGS', 'RUSTC_WRAPPER', 'RU
 }
 run(
   process.env.CARGO ?? 'cargo',
-  ['build', '--quiet', '--release', '--target', 'wasm32-wasip2', '-p', 'dsh-fs-adapter', '--features', 'contract'],
+  ['build', '--quiet', '--release', '--target', 'wasm32-wasip2', '-p', 'dsh-fs-text', '--features', 'contract'],
   { cwd: workspace, env },
 );
 rmSync(out, { recursive: true, force: true });
 run(process.execPath, [
   here('../node_modules/@bytecodealliance/jco/dist/jco.js'),
   'transpile',
-  join(targetDir, 'wasm32-wasip2/release/dsh_fs_adapter.wasm'),
+  join(targetDir, 'wasm32-wasip2/release/dsh_fs_text.wasm'),
   '--out-dir',
   out,
   '--name',

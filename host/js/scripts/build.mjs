@@ -29,7 +29,7 @@ function run(command, args) {
 
 function compose() {
   const tools = join(release, 'dsh_fs_tools.wasm');
-  const adapter = join(release, 'dsh_fs_adapter.wasm');
+  const adapter = join(release, 'dsh_fs_text.wasm');
   for (const wasm of [tools, adapter]) {
     if (!existsSync(wasm)) {
       console.error(

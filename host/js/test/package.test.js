@@ -152,7 +152,7 @@ test('the declarations name exactly what the modules export', () => {
     ['node', installed.node],
     ['opfs', installed.opfs],
   ]) {
-    const dts = readFileSync(join(project, `node_modules/@dsh-fs/host/src/${module}.d.ts`), 'utf8');
+    const dts = readFileSync(join(project, `node_modules/@dsh-fs/host/rust/src/${module}.d.ts`), 'utf8');
     const declared = [...dts.matchAll(/^export (?:function|class|const) (\w+)/gm)].map((m) => m[1]);
     assert.deepEqual(declared.sort(), Object.keys(exports).sort(), module);
   }
@@ -275,7 +275,7 @@ test('tsc: the declarations hold, and type-check a TypeScript consumer and the R
   };
   // The package's own declarations, checked in full (the consumer's tsconfig skips libraries').
   for (const module of ['index', 'node', 'opfs']) {
-    tsc('--ignoreConfig', '--noEmit', '--strict', '--types', '', `node_modules/@dsh-fs/host/src/${module}.d.ts`);
+    tsc('--ignoreConfig', '--noEmit', '--strict', '--types', '', `node_modules/@dsh-fs/host/rust/src/${module}.d.ts`);
   }
   tsc('-p', 'tsconfig.json');
 });

@@ -3,7 +3,7 @@
 //! hoards provider resources. The host's limits must stop each of these and
 //! keep serving other sessions.
 
-wit_bindgen::generate!({ world: "fs-tools", path: "../../wit" });
+wit_bindgen::generate!({ world: "fs-tools", path: "../../wit/since_v0.1.0" });
 
 use dsh::fs::provider;
 use exports::dsh::fs::tools::{Guest, GuestSession, SessionOptions, ToolDefinition, ToolResult};

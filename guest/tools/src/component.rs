@@ -1,0 +1,162 @@
+//! The WIT glue: binds the imported `dsh:fs/provider` to [`Provider`] and
+//! exports `dsh:fs/tools` by forwarding to [`crate::Session`]. Nothing else
+//! lives here.
+
+use crate::provider::{Listing, Provider, TextStream};
+use crate::tools;
+use dsh_fs_core as core;
+use std::cell::RefCell;
+
+wit_bindgen::generate!({
+    world: "fs-tools",
+    path: "../../wit/since_v0.1.0",
+});
+
+use dsh::fs::provider as seam;
+use dsh::fs::types as wit;
+use exports::dsh::fs::tools as api;
+
+dsh_fs_core::wit_types!(wit);
+
+/// The imported provider.
+struct Imported;
+
+impl Provider for Imported {
+    type Target = seam::Target;
+    type Stream = seam::TextStream;
+    type Listing = seam::Listing;
+
+    fn resolve(&self, path: &str) -> Result<seam::Target, core::FsError> {
+        seam::resolve(path).map_err(Into::into)
+    }
+
+    fn display_path(&self, target: &seam::Target) -> String {
+        target.display_path()
+    }
+
+    fn key(&self, target: &seam::Target) -> String {
+        target.key()
+    }
+
+    fn stat(&self, target: &seam::Target) -> Result<Option<core::FsInfo>, core::FsError> {
+        Ok(seam::stat(target)?.map(Into::into))
+    }
+
+    fn read_text(
+        &self,
+        target: &seam::Target,
+        max_bytes: u64,
+    ) -> Result<core::TextContent, core::FsError> {
+        Ok(seam::read_text(target, max_bytes)?.into())
+    }
+
+    fn read_path(&self, path: &str, max_bytes: u64) -> Result<core::PathText, core::FsError> {
+        Ok(seam::read_path(path, max_bytes)?.into())
+    }
+
+    fn stream_text(
+        &self,
+        target: &seam::Target,
+        start: u64,
+    ) -> Result<seam::TextStream, core::FsError> {
+        seam::stream_text(target, start).map_err(Into::into)
+    }
+
+    fn write_text(
+        &self,
+        target: &seam::Target,
+        content: &str,
+        intent: Option<core::WriteIntent>,
+    ) -> Result<core::WriteOutcome, core::FsError> {
+        let intent = intent.map(wit::WriteIntent::from);
+        Ok(seam::write_text(target, content, intent.as_ref())?.into())
+    }
+
+    fn edit_text(
+        &self,
+        target: &seam::Target,
+        edit: &core::EditRequest,
+        expected: Option<&str>,
+    ) -> Result<core::EditOutcome, core::FsError> {
+        let request = wit::EditRequest::from(edit.clone());
+        Ok(seam::edit_text(target, &request, expected)?.into())
+    }
+
+    fn list_dir(&self, target: &seam::Target) -> Result<seam::Listing, core::FsError> {
+        seam::list_dir(target).map_err(Into::into)
+    }
+
+    fn search(
+        &self,
+        target: &seam::Target,
+        query: &core::SearchQuery,
+    ) -> Result<Option<String>, core::FsError> {
+        let query = wit::SearchQuery::from(query.clone());
+        seam::search(target, &query).map_err(Into::into)
+    }
+}
+
+impl Listing for seam::Listing {
+    fn next_entries(&mut self, max: u32) -> Result<Vec<core::DirEntry>, core::FsError> {
+        Ok(self.next(max)?.into_iter().map(Into::into).collect())
+    }
+
+    fn skipped(&self) -> u64 {
+        seam::Listing::skipped(self)
+    }
+}
+
+impl TextStream for seam::TextStream {
+    fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, core::FsError> {
+        self.next(max_bytes).map_err(Into::into)
+    }
+
+    fn version(&self) -> Option<String> {
+        seam::TextStream::version(self)
+    }
+}
+
+/// The exported component.
+struct Component;
+
+impl api::Guest for Component {
+    type Session = SessionResource;
+
+    fn definitions() -> Vec<api::ToolDefinition> {
+        tools::definitions()
+            .into_iter()
+            .map(|d| api::ToolDefinition {
+                name: d.name.into(),
+                description: d.description.into(),
+                guidance: d.guidance.into(),
+                parameters: d.parameters,
+            })
+            .collect()
+    }
+}
+
+/// The exported `session` resource.
+struct SessionResource(RefCell<tools::Session<Imported>>);
+
+impl api::GuestSession for SessionResource {
+    fn new(options: api::SessionOptions) -> Self {
+        SessionResource(RefCell::new(tools::Session::new(
+            Imported,
+            options.observation_policy,
+        )))
+    }
+
+    fn execute(&self, tool: String, arguments_json: String) -> api::ToolResult {
+        let result = self.0.borrow_mut().execute(&tool, &arguments_json);
+        api::ToolResult {
+            is_error: result.is_error(),
+            error: result.error.map(|e| api::ToolError {
+                code: e.code,
+                message: e.message,
+            }),
+            text: result.text,
+        }
+    }
+}
+
+export!(Component);
