@@ -22,6 +22,7 @@ pub mod deadline;
 mod error;
 pub mod layer;
 pub mod listing;
+pub mod provider;
 pub mod seam;
 pub mod splice;
 pub mod store;
@@ -31,6 +32,7 @@ mod types;
 mod wit;
 
 pub use error::{ErrorCode, FsError};
+pub use provider::{DynProvider, Provider};
 pub use types::{
     DirEntry, DirEntryKind, EditOutcome, EditRequest, EntryKind, FsInfo, PathText, SearchQuery,
     TextContent, Version, WriteIntent, WriteOperation, WriteOutcome,
@@ -41,6 +43,19 @@ pub const STREAM_THRESHOLD: u64 = 10 * 1024 * 1024;
 
 /// Largest arguments object (JSON text) a tool call accepts.
 pub const MAX_ARGUMENT_BYTES: usize = 16 * 1024 * 1024;
+
+/// The message of a call whose arguments are `len` bytes, over
+/// [`MAX_ARGUMENT_BYTES`]: the tools give it, and a host that refuses such a
+/// call before copying it into the component gives the same.
+pub fn too_large_arguments(tool: &str, len: usize) -> String {
+    let tool: String = tool.chars().take(64).collect();
+    let tool = text::one_line(&tool);
+    format!(
+        "{tool}: the arguments are {len} bytes, more than the {} MiB limit; split the content \
+         into several edits. Fix the arguments and call {tool} again.",
+        MAX_ARGUMENT_BYTES >> 20
+    )
+}
 
 /// Largest file a write or an edit may produce, and the largest file an edit
 /// reads. Checked before any allocation or write: `too-large` names the size.

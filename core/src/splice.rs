@@ -11,6 +11,7 @@
 //! collected; the size of the result is known before a byte of it is made,
 //! and [`Plan::write_to`] streams it to any writer.
 
+use crate::text::fold_crlf;
 use crate::text::{self, NotText};
 use crate::{EditRequest, ErrorCode};
 use memchr::memmem;
@@ -112,15 +113,6 @@ pub fn result_size(len: u64, count: u64, old_len: u64, new_len: u64) -> u64 {
         .saturating_add(count.saturating_mul(new_len))
 }
 
-/// Folds every CRLF in `s` to LF.
-pub fn fold_crlf(s: &str) -> Cow<'_, str> {
-    if s.contains("\r\n") {
-        s.replace("\r\n", "\n").into()
-    } else {
-        s.into()
-    }
-}
-
 /// Applies `edit` to the file `original` in memory; the result may have at
 /// most [`crate::MAX_IN_MEMORY_BYTES`] bytes.
 pub fn apply(original: &[u8], edit: &EditRequest) -> Result<Spliced, SpliceError> {
@@ -175,7 +167,7 @@ pub fn plan<'a>(
     if old.is_empty() {
         return Err(SpliceError::EmptyOldString);
     }
-    let folded = fold_crlf_text(text);
+    let folded = fold_crlf(text);
     let hay = folded.as_bytes();
     let finder = memmem::Finder::new(old.as_bytes());
     let mut matches = finder.find_iter(hay);
@@ -263,14 +255,6 @@ impl Plan<'_> {
         }
         emit(&raw[copied..], false)
     }
-}
-
-/// The text with every CRLF folded to LF; borrowed when it has no CR.
-fn fold_crlf_text(text: &str) -> Cow<'_, str> {
-    if memchr::memchr(b'\r', text.as_bytes()).is_none() {
-        return text.into();
-    }
-    fold_crlf(text)
 }
 
 /// Maps offsets in the folded text to the raw text, for ascending offsets:

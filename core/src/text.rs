@@ -28,6 +28,16 @@ impl fmt::Display for NotText {
     }
 }
 
+/// The text with every CRLF folded to LF, the way an edit compares text;
+/// borrowed when it has no CR. Every comparison that sees CRLF as LF (the
+/// splice, the diff of an answer, the diagnosis of a miss) folds with this.
+pub fn fold_crlf(s: &str) -> std::borrow::Cow<'_, str> {
+    if memchr::memchr(b'\r', s.as_bytes()).is_none() {
+        return s.into();
+    }
+    s.replace("\r\n", "\n").into()
+}
+
 /// Length of a leading BOM in `bytes` (0 or 3).
 pub fn bom_len(bytes: &[u8]) -> usize {
     if bytes.starts_with(BOM) { BOM.len() } else { 0 }

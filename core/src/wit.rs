@@ -126,6 +126,140 @@ macro_rules! wit_store {
     };
 }
 
+/// Exports `dsh:fs/provider` from one native [`Provider`](crate::Provider),
+/// the one way every provider component does it. `$api` is the binding of
+/// the exported `provider` interface, `$wit` of the `types` it uses (with
+/// [`wit_types!`]), `$component` the type given to `export!`, and
+/// `$provider` an expression of type `Result<&'static P, E>`, for a
+/// provider `P` of core targets, boxed streams and listings (the text layer
+/// over any `Send` store is one) and an error `E` that converts to the
+/// binding's `fs-error`, which every call then answers. Defines the
+/// exported resources `ProviderStream` and `ProviderListing`.
+#[macro_export]
+macro_rules! wit_provider {
+    ($api:ident, $wit:ident, $component:ident, $provider:expr) => {
+        impl $api::Guest for $component {
+            type Target = $crate::store::Target;
+            type TextStream = ProviderStream;
+            type Listing = ProviderListing;
+
+            fn resolve(path: ::std::string::String) -> Result<$api::Target, $wit::FsError> {
+                let target = $crate::Provider::resolve($provider?, &path)?;
+                Ok($api::Target::new(target))
+            }
+
+            fn stat(t: $api::TargetBorrow<'_>) -> Result<Option<$wit::FsInfo>, $wit::FsError> {
+                Ok($crate::Provider::stat($provider?, t.get())?.map(Into::into))
+            }
+
+            fn read_text(
+                t: $api::TargetBorrow<'_>,
+                max_bytes: u64,
+            ) -> Result<$wit::TextContent, $wit::FsError> {
+                Ok($crate::Provider::read_text($provider?, t.get(), max_bytes)?.into())
+            }
+
+            fn read_path(
+                path: ::std::string::String,
+                max_bytes: u64,
+            ) -> Result<$wit::PathText, $wit::FsError> {
+                Ok($crate::Provider::read_path($provider?, &path, max_bytes)?.into())
+            }
+
+            fn stream_text(
+                t: $api::TargetBorrow<'_>,
+                start: u64,
+            ) -> Result<$api::TextStream, $wit::FsError> {
+                let stream = $crate::Provider::stream_text($provider?, t.get(), start)?;
+                Ok($api::TextStream::new(ProviderStream(
+                    ::core::cell::RefCell::new(stream),
+                )))
+            }
+
+            fn write_text(
+                t: $api::TargetBorrow<'_>,
+                content: ::std::string::String,
+                intent: Option<$wit::WriteIntent>,
+            ) -> Result<$wit::WriteOutcome, $wit::FsError> {
+                let intent = intent.map(Into::into);
+                Ok($crate::Provider::write_text($provider?, t.get(), &content, intent)?.into())
+            }
+
+            fn edit_text(
+                t: $api::TargetBorrow<'_>,
+                edit: $wit::EditRequest,
+                expected: Option<$wit::Version>,
+            ) -> Result<$wit::EditOutcome, $wit::FsError> {
+                let edit = edit.into();
+                let target = t.get();
+                Ok(
+                    $crate::Provider::edit_text($provider?, target, &edit, expected.as_deref())?
+                        .into(),
+                )
+            }
+
+            fn list_dir(t: $api::TargetBorrow<'_>) -> Result<$api::Listing, $wit::FsError> {
+                let listing = $crate::Provider::list_dir($provider?, t.get())?;
+                Ok($api::Listing::new(ProviderListing(
+                    ::core::cell::RefCell::new(listing),
+                )))
+            }
+
+            fn search(
+                t: $api::TargetBorrow<'_>,
+                query: $wit::SearchQuery,
+            ) -> Result<Option<::std::string::String>, $wit::FsError> {
+                Ok($crate::Provider::search(
+                    $provider?,
+                    t.get(),
+                    &query.into(),
+                )?)
+            }
+        }
+
+        impl $api::GuestTarget for $crate::store::Target {
+            fn display_path(&self) -> ::std::string::String {
+                $crate::store::Target::display_path(self).to_owned()
+            }
+
+            fn key(&self) -> ::std::string::String {
+                $crate::store::Target::key(self).to_owned()
+            }
+        }
+
+        /// The exported `text-stream` resource.
+        pub struct ProviderStream(::core::cell::RefCell<$crate::provider::BoxStream>);
+
+        impl $api::GuestTextStream for ProviderStream {
+            fn next(&self, max_bytes: u32) -> Result<Option<::std::string::String>, $wit::FsError> {
+                Ok($crate::provider::TextStream::next_chunk(
+                    &mut **self.0.borrow_mut(),
+                    max_bytes,
+                )?)
+            }
+
+            fn version(&self) -> Option<$wit::Version> {
+                $crate::provider::TextStream::version(&**self.0.borrow())
+            }
+        }
+
+        /// The exported `listing` resource.
+        pub struct ProviderListing(::core::cell::RefCell<$crate::provider::BoxListing>);
+
+        impl $api::GuestListing for ProviderListing {
+            fn next(&self, max: u32) -> Result<Vec<$wit::DirEntry>, $wit::FsError> {
+                let page =
+                    $crate::provider::Listing::next_entries(&mut **self.0.borrow_mut(), max)?;
+                Ok(page.into_iter().map(Into::into).collect())
+            }
+
+            fn skipped(&self) -> u64 {
+                $crate::provider::Listing::skipped(&**self.0.borrow())
+            }
+        }
+    };
+}
+
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __wit_enum {

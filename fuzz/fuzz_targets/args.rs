@@ -6,52 +6,59 @@ use dsh_fs_core::{
     EditOutcome, EditRequest, ErrorCode, FsError, FsInfo, TextContent, WriteIntent, WriteOperation,
     WriteOutcome,
 };
-use dsh_fs_tools::{Provider, Session, TextStream};
+use dsh_fs_tools::{Provider, Resolved, Session, TextStream};
 use libfuzzer_sys::fuzz_target;
 
 /// A one-file workspace: `a.txt` holds fixed text; every other path is absent.
+#[derive(Debug)]
 struct OneFile;
+
+/// A path as given.
+struct Name(String);
+
+impl Resolved for Name {
+    fn display_path(&self) -> String {
+        self.0.clone()
+    }
+    fn key(&self) -> String {
+        self.0.clone()
+    }
+}
 
 const TEXT: &str = "alpha\nbeta\r\ngamma\n";
 
 impl Provider for OneFile {
-    type Target = String;
+    type Target = Name;
     type Stream = Never;
     type Listing = Never;
 
-    fn resolve(&self, path: &str) -> Result<String, FsError> {
+    fn resolve(&self, path: &str) -> Result<Name, FsError> {
         if path.is_empty() || path.contains('\0') {
             return Err(FsError::new(ErrorCode::InvalidInput, "bad path"));
         }
-        Ok(path.to_owned())
+        Ok(Name(path.to_owned()))
     }
-    fn display_path(&self, t: &String) -> String {
-        t.clone()
-    }
-    fn key(&self, t: &String) -> String {
-        t.clone()
-    }
-    fn stat(&self, _: &String) -> Result<Option<FsInfo>, FsError> {
+    fn stat(&self, _: &Name) -> Result<Option<FsInfo>, FsError> {
         Ok(None)
     }
-    fn read_text(&self, t: &String, _: u64) -> Result<TextContent, FsError> {
-        match t.as_str() {
+    fn read_text(&self, t: &Name, _: u64) -> Result<TextContent, FsError> {
+        match t.0.as_str() {
             "a.txt" => Ok(TextContent { text: TEXT.into(), version: "v1".into() }),
-            _ => Err(FsError::not_found(t)),
+            _ => Err(FsError::not_found(&t.0)),
         }
     }
-    fn stream_text(&self, t: &String, _: u64) -> Result<Never, FsError> {
-        Err(FsError::not_found(t))
+    fn stream_text(&self, t: &Name, _: u64) -> Result<Never, FsError> {
+        Err(FsError::not_found(&t.0))
     }
-    fn write_text(&self, _: &String, _: &str, _: Option<WriteIntent>) -> Result<WriteOutcome, FsError> {
+    fn write_text(&self, _: &Name, _: &str, _: Option<WriteIntent>) -> Result<WriteOutcome, FsError> {
         Ok(WriteOutcome { operation: WriteOperation::Created, version: "v2".into() })
     }
-    fn edit_text(&self, _: &String, edit: &EditRequest, _: Option<&str>) -> Result<EditOutcome, FsError> {
+    fn edit_text(&self, _: &Name, edit: &EditRequest, _: Option<&str>) -> Result<EditOutcome, FsError> {
         let out = dsh_fs_core::splice::apply(TEXT.as_bytes(), edit).map_err(|e| e.into_fs_error("a.txt"))?;
         Ok(EditOutcome { replacements: out.replacements, version: "v3".into(), first_line: out.first_line })
     }
-    fn list_dir(&self, t: &String) -> Result<Never, FsError> {
-        Err(FsError::not_found(t))
+    fn list_dir(&self, t: &Name) -> Result<Never, FsError> {
+        Err(FsError::not_found(&t.0))
     }
 }
 

@@ -38,9 +38,9 @@ fn main() {
     }
     for watched in [
         "guest/tools/src",
-        "guest/Cargo.toml",
+        "guest/tools/Cargo.toml",
         "guest/text/src",
-        "adapter/Cargo.toml",
+        "guest/text/Cargo.toml",
         "core/src",
         "core/Cargo.toml",
         "search/src",

@@ -14,6 +14,7 @@
 use crate::budget::{Budget, Charged};
 use crate::pattern::LineRegex;
 use crate::render::Hit;
+use dsh_fs_core::text::StreamDecoder;
 use dsh_fs_core::{ErrorCode, FsError};
 use grep_matcher::{ByteSet, LineMatchKind, LineTerminator, Match, Matcher, NoCaptures};
 pub use grep_searcher::Searcher;
@@ -300,12 +301,11 @@ impl Sink for Collect {
 }
 
 /// A reader that fails at the first NUL byte or invalid UTF-8 sequence, a
-/// sequence cut short by the end of the file included.
+/// sequence cut short by the end of the file included: the check of
+/// `read`, [`dsh_fs_core::text::StreamDecoder`], on what passes through.
 pub struct TextOnly<R> {
     inner: R,
-    /// Bytes of an incomplete UTF-8 sequence at the end of the last read.
-    pending: [u8; 3],
-    held: usize,
+    text: StreamDecoder,
 }
 
 impl<R> TextOnly<R> {
@@ -313,8 +313,7 @@ impl<R> TextOnly<R> {
     pub fn new(inner: R) -> TextOnly<R> {
         TextOnly {
             inner,
-            pending: [0; 3],
-            held: 0,
+            text: StreamDecoder::new(),
         }
     }
 }
@@ -327,46 +326,14 @@ impl<R: Read> Read for TextOnly<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         if n == 0 {
-            return if self.held == 0 {
-                Ok(0)
-            } else {
-                Err(not_text())
-            };
+            self.text.finish().map_err(|_| not_text())?;
+            return Ok(0);
         }
         let got = &buf[..n];
         if memchr::memchr(0, got).is_some() {
             return Err(not_text());
         }
-        // Finish a sequence the last read cut: at most 3 more bytes decide it.
-        let mut from = 0;
-        if self.held > 0 {
-            let mut joined = [0u8; 7];
-            joined[..self.held].copy_from_slice(&self.pending[..self.held]);
-            let take = n.min(4);
-            joined[self.held..self.held + take].copy_from_slice(&got[..take]);
-            let len = self.held + take;
-            match std::str::from_utf8(&joined[..len]) {
-                Ok(_) => from = take,
-                Err(e) if e.valid_up_to() >= self.held => from = e.valid_up_to() - self.held,
-                Err(e) if e.error_len().is_none() => {
-                    // Still incomplete: the read was shorter than the sequence.
-                    self.pending[..len].copy_from_slice(&joined[..len]);
-                    self.held = len;
-                    return Ok(n);
-                }
-                Err(_) => return Err(not_text()),
-            }
-            self.held = 0;
-        }
-        match std::str::from_utf8(&got[from..]) {
-            Ok(_) => {}
-            Err(e) if e.error_len().is_none() => {
-                let tail = &got[from + e.valid_up_to()..];
-                self.pending[..tail.len()].copy_from_slice(tail);
-                self.held = tail.len();
-            }
-            Err(_) => return Err(not_text()),
-        }
+        self.text.check_nul_free(got).map_err(|_| not_text())?;
         Ok(n)
     }
 }

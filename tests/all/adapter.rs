@@ -7,7 +7,7 @@
 use crate::contract::{AdaptedBucket, AdaptedLocal, AdaptedMemory, Fixture, Local, Memory, Store};
 use crate::jco::{JcoMemory, JcoNode};
 use crate::{call, fails, ok, runtime};
-use dsh_fs::{EditRequest, Provider, SessionOptions, WriteIntent};
+use dsh_fs::{DynProvider, EditRequest, SessionOptions, WriteIntent};
 use serde_json::json;
 
 /// Files of every kind the layer treats apart.
@@ -191,7 +191,7 @@ fn run_script(f: &dyn Fixture, deadlines: bool) -> Vec<String> {
 }
 
 /// A stream drained in chunks of `max` bytes: every chunk and the version.
-fn stream(p: &dyn Provider, t: &dsh_fs::Target, start: u64, max: u32) -> String {
+fn stream(p: &DynProvider, t: &dsh_fs::Target, start: u64, max: u32) -> String {
     let mut s = match p.stream_text(t, start) {
         Ok(s) => s,
         Err(e) => return format!("{e:?}"),
@@ -216,7 +216,7 @@ fn stream(p: &dyn Provider, t: &dsh_fs::Target, start: u64, max: u32) -> String 
 
 /// A listing drained two entries at a time, times reduced to their presence
 /// (two scratch directories never share them).
-fn list(p: &dyn Provider, t: &dsh_fs::Target) -> String {
+fn list(p: &DynProvider, t: &dsh_fs::Target) -> String {
     let mut l = match p.list_dir(t) {
         Ok(l) => l,
         Err(e) => return format!("{e:?}"),

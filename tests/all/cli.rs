@@ -267,37 +267,3 @@ fn the_readme_serve_snippet_runs() {
         "fn main() {\n    println!(\"hi\");\n}\n"
     );
 }
-
-/// `dsh-fs bench` at its smallest: every section runs, each of its calls
-/// succeeds (the bench stops at the first that does not), and a search finds
-/// what the generated tree holds. No figure is judged here.
-#[test]
-fn bench_runs_every_figure_at_its_smallest() {
-    let ws = Workspace::new();
-    let dir = ws.root.join("bench");
-    let out = dsh_fs()
-        .args(["bench", "--max-mib", "1", "--reps", "1", "--calls", "20"])
-        .args(["--search-files", "40", "--dir"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "dsh-fs bench failed: {stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for figure in [
-        "grep literal",
-        "Found 1 match in 1 file",
-        "glob **/*.rs",
-        "first windowed read",
-        "edit of the marker line",
-        "edit miss",
-        "20 sequential reads of a 4 KiB file",
-        "refused argument, no I/O",
-        "cold start",
-    ] {
-        assert!(stdout.contains(figure), "no {figure:?} in:\n{stdout}");
-    }
-}

@@ -5,17 +5,17 @@
 use crate::Workspace;
 use crate::jco::{JcoMemory, JcoNode};
 use crate::object_store::Bucket;
-use dsh_fs::adapter::{Adapter, AdapterProvider};
-use dsh_fs::{BucketStore, MemoryStore};
+use dsh_fs::{BoxListing, BoxStream, BucketStore, DynProvider, MemoryStore};
 use dsh_fs::{
     EditRequest, EntryKind, ErrorCode, FsError, LocalProvider, LocalStore, MemoryProvider,
     ObjectStoreProvider, Provider, WriteIntent, WriteOperation,
 };
+use dsh_fs_test_support::{Adapter, AdapterProvider};
 use std::sync::{Arc, OnceLock};
 
 /// A backend under test plus a side door to its storage.
 pub(crate) trait Fixture {
-    fn provider(&self) -> Arc<dyn Provider>;
+    fn provider(&self) -> Arc<DynProvider>;
     fn put(&self, path: &str, bytes: &[u8]);
     fn get(&self, path: &str) -> Option<Vec<u8>>;
     fn mkdir(&self, path: &str);
@@ -36,7 +36,7 @@ impl Local {
 }
 
 impl Fixture for Local {
-    fn provider(&self) -> Arc<dyn Provider> {
+    fn provider(&self) -> Arc<DynProvider> {
         self.1.clone()
     }
     fn put(&self, path: &str, bytes: &[u8]) {
@@ -70,7 +70,7 @@ impl Memory {
 }
 
 impl Fixture for Memory {
-    fn provider(&self) -> Arc<dyn Provider> {
+    fn provider(&self) -> Arc<DynProvider> {
         self.0.clone()
     }
     fn put(&self, path: &str, bytes: &[u8]) {
@@ -107,11 +107,14 @@ impl AdaptedMemory {
 /// The adapter component, compiled once for the whole test binary.
 pub(crate) fn adapter() -> &'static Adapter {
     static ADAPTER: OnceLock<Adapter> = OnceLock::new();
-    ADAPTER.get_or_init(|| Adapter::load().expect("loading the adapter component"))
+    ADAPTER.get_or_init(|| {
+        Adapter::from_file(std::path::Path::new(crate::ADAPTER_PATH))
+            .expect("loading the adapter component")
+    })
 }
 
 impl Fixture for AdaptedMemory {
-    fn provider(&self) -> Arc<dyn Provider> {
+    fn provider(&self) -> Arc<DynProvider> {
         self.1.clone()
     }
     fn put(&self, path: &str, bytes: &[u8]) {
@@ -136,8 +139,15 @@ impl Fixture for AdaptedMemory {
 /// side door is `D`'s.
 pub(crate) struct Beside<D, P>(D, Arc<P>);
 
-impl<D: Fixture, P: Provider + 'static> Fixture for Beside<D, P> {
-    fn provider(&self) -> Arc<dyn Provider> {
+impl<D, P> Fixture for Beside<D, P>
+where
+    D: Fixture,
+    P: Provider<Target = dsh_fs::Target, Stream = BoxStream, Listing = BoxListing>
+        + Send
+        + Sync
+        + 'static,
+{
+    fn provider(&self) -> Arc<DynProvider> {
         self.1.clone()
     }
     fn put(&self, path: &str, bytes: &[u8]) {
@@ -189,7 +199,7 @@ impl Store {
 }
 
 impl Fixture for Store {
-    fn provider(&self) -> Arc<dyn Provider> {
+    fn provider(&self) -> Arc<DynProvider> {
         self.1.clone()
     }
     fn put(&self, path: &str, bytes: &[u8]) {

@@ -263,10 +263,10 @@ impl<S: ByteStore> ByteStore for Faulty<S> {
         Ok(self.object(inner, target.display_path()))
     }
 
-    fn list(&self, target: &Target) -> Result<Self::Listing, FsError> {
+    fn list_dir(&self, target: &Target) -> Result<Self::Listing, FsError> {
         let step = self.faults.on(Call::List);
         step.fail(Call::List, target.display_path())?;
-        let inner = step.run(|| self.inner.list(target))?;
+        let inner = step.run(|| self.inner.list_dir(target))?;
         Ok(FaultyListing {
             inner,
             faults: self.faults.clone(),
@@ -488,7 +488,7 @@ impl Backend for Memory {
             } else {
                 dir.clone()
             };
-            let mut listing = store.list(&Target::new(shown, dir.clone())).unwrap();
+            let mut listing = store.list_dir(&Target::new(shown, dir.clone())).unwrap();
             loop {
                 let page = Listing::next_entries(&mut listing, 64).unwrap();
                 if page.is_empty() {

@@ -10,8 +10,8 @@ use crate::mcp_transport::{RSS_LIMIT_KIB, Server};
 use crate::object_store::Bucket;
 use crate::{Workspace, call, code, fails, ok, runtime, runtime_with_timeout};
 use dsh_fs::{
-    EditOutcome, EditRequest, FsError, FsInfo, MemoryProvider, Provider, SessionOptions, Target,
-    TextContent, WriteIntent, WriteOutcome,
+    BoxListing, BoxStream, DynProvider, EditOutcome, EditRequest, FsError, FsInfo, MemoryProvider,
+    Provider, SessionOptions, Target, TextContent, WriteIntent, WriteOutcome,
 };
 use serde_json::json;
 use std::os::unix::fs::{FileExt, MetadataExt};
@@ -684,12 +684,16 @@ fn a_trailing_slash_on_a_file_is_not_a_directory() {
 /// line index, before the stream opens the file.
 #[derive(Debug)]
 struct SwapBeforeOpen {
-    inner: Arc<dyn Provider>,
+    inner: Arc<DynProvider>,
     root: std::path::PathBuf,
     armed: AtomicBool,
 }
 
 impl Provider for SwapBeforeOpen {
+    type Target = Target;
+    type Stream = BoxStream;
+    type Listing = BoxListing;
+
     fn resolve(&self, path: &str) -> Result<Target, FsError> {
         self.inner.resolve(path)
     }

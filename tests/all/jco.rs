@@ -10,12 +10,12 @@
 //! Needs Node.js and the JS packages: a missing one fails these tests,
 //! naming `scripts/setup`.
 
+use crate::ADAPTER_PATH;
 use crate::contract::{Beside, Fixture, Local};
-use dsh_fs::adapter::ADAPTER_PATH;
 use dsh_fs::{
-    BoxListing, BoxStream, DirEntry, DirEntryKind, EditOutcome, EditRequest, EntryKind, ErrorCode,
-    FsError, FsInfo, Listing, Provider, Target, TextContent, TextStream, WriteIntent,
-    WriteOperation, WriteOutcome,
+    BoxListing, BoxStream, DirEntry, DirEntryKind, DynProvider, EditOutcome, EditRequest,
+    EntryKind, ErrorCode, FsError, FsInfo, Listing, Provider, Target, TextContent, TextStream,
+    WriteIntent, WriteOperation, WriteOutcome,
 };
 use dsh_fs_core::SearchQuery;
 use serde::Deserialize;
@@ -53,7 +53,7 @@ fn node() -> &'static Path {
 fn transpiled() -> &'static Path {
     static ENTRY: OnceLock<PathBuf> = OnceLock::new();
     ENTRY.get_or_init(|| {
-        let wasm = ADAPTER_PATH.expect("the adapter component is built inside the repository");
+        let wasm = ADAPTER_PATH;
         let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("jco-adapter");
         let run = Command::new(node())
             .arg(js_dir().join("scripts/build-adapter.mjs"))
@@ -226,6 +226,10 @@ impl JcoProvider {
 }
 
 impl Provider for JcoProvider {
+    type Target = Target;
+    type Stream = BoxStream;
+    type Listing = BoxListing;
+
     fn resolve(&self, path: &str) -> Result<Target, FsError> {
         let t = self.call(json!({"op": "resolve", "path": path}))?;
         Ok(Target::new(string(&t["shown"]), string(&t["key"])))
@@ -420,7 +424,7 @@ impl JcoMemory {
 }
 
 impl Fixture for JcoMemory {
-    fn provider(&self) -> Arc<dyn Provider> {
+    fn provider(&self) -> Arc<DynProvider> {
         self.0.clone()
     }
     fn put(&self, path: &str, bytes: &[u8]) {

@@ -5,12 +5,12 @@
 
 use crate::contract::{AdaptedBucket, AdaptedLocal, AdaptedMemory, Fixture, Local, Memory, Store};
 use crate::jco::{JcoMemory, JcoNode};
-use dsh_fs::{DirEntry, DirEntryKind, ErrorCode, FsError, Listing, Provider};
+use dsh_fs::{DirEntry, DirEntryKind, DynProvider, ErrorCode, FsError, Listing};
 
 type Row = (String, DirEntryKind, u64);
 
 /// Every entry of `path`, read `page` at a time; checks each page's bound.
-fn list(p: &dyn Provider, path: &str, page: u32) -> Result<Vec<DirEntry>, FsError> {
+fn list(p: &DynProvider, path: &str, page: u32) -> Result<Vec<DirEntry>, FsError> {
     let mut listing = p.list_dir(&p.resolve(path)?)?;
     drain(&mut *listing, page)
 }

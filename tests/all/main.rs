@@ -31,9 +31,14 @@ mod stores;
 mod wasi_store;
 mod wasmtime_cli;
 
-use dsh_fs::{LocalProvider, LocalStore, Provider, Runtime, Session, SessionOptions, ToolResult};
+use dsh_fs::{
+    DynProvider, LocalProvider, LocalStore, Runtime, Session, SessionOptions, ToolResult,
+};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
+
+/// Where the host's build left the text layer component (`guest/text`).
+pub const ADAPTER_PATH: &str = env!("DSH_FS_ADAPTER_PATH");
 
 /// The repository's root: the host crate lives two levels below it.
 pub fn workspace() -> &'static Path {
@@ -109,7 +114,7 @@ impl Workspace {
         std::fs::read(self.path(rel)).unwrap()
     }
 
-    pub fn provider(&self) -> Arc<dyn Provider> {
+    pub fn provider(&self) -> Arc<DynProvider> {
         Arc::new(LocalProvider::new(LocalStore::new(&self.root).unwrap()))
     }
 

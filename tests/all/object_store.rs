@@ -6,6 +6,7 @@
 //! `dsh-fs` processes racing one edit.
 
 use crate::{call, code, fails, ok};
+use dsh_fs::Provider;
 use dsh_fs::object_store::aws::{AmazonS3, AmazonS3Builder};
 use dsh_fs::object_store::path::Path as ObjectPath;
 use dsh_fs::object_store::signer::{Method, SignedUrlOptions, Signer};

@@ -159,7 +159,7 @@ impl ByteStore for ComponentStore {
         self.reader(reader)
     }
 
-    fn list(&self, target: &Target) -> Result<ComponentListing, FsError> {
+    fn list_dir(&self, target: &Target) -> Result<ComponentListing, FsError> {
         let listing = self
             .instance
             .call(|api, s| api.call_list_dir(s, &place(target)))?;

@@ -7,6 +7,7 @@
 
 mod edit;
 
+use crate::provider::{BoxListing, BoxStream, Provider};
 use crate::seam::{StreamText, check_write_intent, display, normalize, vanished, version};
 use crate::store::{ByteStore, Guard, Object, ObjectMeta, Replace, Target, TextStream};
 use crate::text::{self, ContentHasher, content_hash};
@@ -38,12 +39,6 @@ impl<S: ByteStore> TextLayer<S> {
         &self.store
     }
 
-    /// Turns a model path into a target: normalized lexically and confined
-    /// to the store's roots here, then given its identity by the store.
-    pub fn resolve(&self, path: &str) -> Result<Target, FsError> {
-        self.identified(normalize(path, self.store.roots())?, path)
-    }
-
     /// The target at the normalized root-relative `rel` (`path` as the model
     /// wrote it), with the identity the store gives it.
     fn identified(&self, rel: String, path: &str) -> Result<Target, FsError> {
@@ -51,22 +46,7 @@ impl<S: ByteStore> TextLayer<S> {
         Ok(Target::new(display(&rel), key))
     }
 
-    /// Metadata, `None` when absent; the version is the metadata token alone.
-    pub fn stat(&self, target: &Target) -> Result<Option<FsInfo>, FsError> {
-        Ok(self.store.stat(target)?.map(|meta| FsInfo {
-            version: meta.token,
-            kind: meta.kind,
-            size: meta.size,
-        }))
-    }
-
-    /// The whole file decoded, with the version of exactly those bytes.
-    pub fn read_text(&self, target: &Target, max_bytes: u64) -> Result<TextContent, FsError> {
-        let object = self.store.open(target)?;
-        self.read_opened(target, object, max_bytes)
-    }
-
-    /// [`Self::read_text`] from `object`, the target opened once already;
+    /// [`Provider::read_text`] from `object`, the target opened once already;
     /// a retry opens it again.
     fn read_opened(
         &self,
@@ -97,12 +77,45 @@ impl<S: ByteStore> TextLayer<S> {
             text::decode_owned(bytes).map_err(|e| FsError::not_text(shown, &e.to_string()))?;
         Ok(TextContent { text, version })
     }
+}
 
-    /// [`Self::resolve`], then [`Self::read_text`] of the target: what a
+/// Every byte store is a provider through the layer.
+impl<S> Provider for TextLayer<S>
+where
+    S: ByteStore,
+    S::Object: Send + 'static,
+    S::Listing: Send + 'static,
+{
+    type Target = Target;
+    type Stream = BoxStream;
+    type Listing = BoxListing;
+
+    /// Turns a model path into a target: normalized lexically and confined
+    /// to the store's roots here, then given its identity by the store.
+    fn resolve(&self, path: &str) -> Result<Target, FsError> {
+        self.identified(normalize(path, self.store.roots())?, path)
+    }
+
+    /// Metadata, `None` when absent; the version is the metadata token alone.
+    fn stat(&self, target: &Target) -> Result<Option<FsInfo>, FsError> {
+        Ok(self.store.stat(target)?.map(|meta| FsInfo {
+            version: meta.token,
+            kind: meta.kind,
+            size: meta.size,
+        }))
+    }
+
+    /// The whole file decoded, with the version of exactly those bytes.
+    fn read_text(&self, target: &Target, max_bytes: u64) -> Result<TextContent, FsError> {
+        let object = self.store.open(target)?;
+        self.read_opened(target, object, max_bytes)
+    }
+
+    /// [`Provider::resolve`], then [`Provider::read_text`] of the target: what a
     /// caller that wants only the text needs, in one step. A store that
     /// resolves and opens in one step ([`ByteStore::open_direct`]) does so
     /// here; otherwise, and when that step fails, it is resolve, then open.
-    pub fn read_path(&self, path: &str, max_bytes: u64) -> Result<PathText, FsError> {
+    fn read_path(&self, path: &str, max_bytes: u64) -> Result<PathText, FsError> {
         let rel = normalize(path, self.store.roots())?;
         if let Some(object) = self.store.open_direct(&rel) {
             let target = Target::new(display(&rel), rel);
@@ -115,7 +128,7 @@ impl<S: ByteStore> TextLayer<S> {
     }
 
     /// The decoded text in chunks, from text offset `start` (after any BOM).
-    pub fn stream_text(&self, target: &Target, start: u64) -> Result<Stream<S::Object>, FsError> {
+    fn stream_text(&self, target: &Target, start: u64) -> Result<BoxStream, FsError> {
         let shown = target.display_path();
         let mut object = self.store.open(target)?;
         let at = if start > 0 {
@@ -126,16 +139,16 @@ impl<S: ByteStore> TextLayer<S> {
             0
         };
         let text = StreamText::new(object.meta().token.clone(), shown, start);
-        Ok(Stream {
+        Ok(Box::new(Stream {
             object,
             at,
             text,
             shown: shown.to_owned(),
-        })
+        }))
     }
 
     /// Creates or replaces the whole file atomically under `intent`.
-    pub fn write_text(
+    fn write_text(
         &self,
         target: &Target,
         content: &str,
@@ -189,7 +202,7 @@ impl<S: ByteStore> TextLayer<S> {
 
     /// The guarded, byte-faithful literal edit: existence (missing is
     /// `stale-version`), freshness before matching, the splice, an atomic commit.
-    pub fn edit_text(
+    fn edit_text(
         &self,
         target: &Target,
         edit: &EditRequest,
@@ -212,12 +225,12 @@ impl<S: ByteStore> TextLayer<S> {
     }
 
     /// The directory's entries, one level deep, in byte order of their names.
-    pub fn list_dir(&self, target: &Target) -> Result<S::Listing, FsError> {
-        self.store.list(target)
+    fn list_dir(&self, target: &Target) -> Result<BoxListing, FsError> {
+        Ok(Box::new(self.store.list_dir(target)?))
     }
 
     /// The store's native search, when it has one.
-    pub fn search(&self, target: &Target, query: &SearchQuery) -> Result<Option<String>, FsError> {
+    fn search(&self, target: &Target, query: &SearchQuery) -> Result<Option<String>, FsError> {
         self.store.search(target, query)
     }
 }

@@ -233,7 +233,7 @@ fn parents_are_created_and_listed_in_byte_order<S: ByteStore>(s: &S) -> Outcome 
     expect(dir.is_some_and(|m| m.kind == EntryKind::Directory), || {
         "a/b was not created as a directory".into()
     })?;
-    let listed = names(&mut s.list(&at(s, ".")?).map_err(show)?)?;
+    let listed = names(&mut s.list_dir(&at(s, ".")?).map_err(show)?)?;
     let want = [
         ("B.txt", DirEntryKind::File),
         ("_x", DirEntryKind::File),
@@ -243,7 +243,7 @@ fn parents_are_created_and_listed_in_byte_order<S: ByteStore>(s: &S) -> Outcome 
     ];
     let got: Vec<(&str, DirEntryKind)> = listed.iter().map(|(n, k)| (n.as_str(), *k)).collect();
     expect(got == want, || format!("the root lists as {got:?}"))?;
-    let inner = names(&mut s.list(&at(s, "a")?).map_err(show)?)?;
+    let inner = names(&mut s.list_dir(&at(s, "a")?).map_err(show)?)?;
     expect(inner == [("b".to_owned(), DirEntryKind::Directory)], || {
         format!("a lists as {inner:?}")
     })
@@ -253,7 +253,7 @@ fn listing_pages_and_errors<S: ByteStore>(s: &S) -> Outcome {
     for i in 0..7 {
         put(s, &format!("d/f{i}"), b"")?;
     }
-    let mut list = s.list(&at(s, "d")?).map_err(show)?;
+    let mut list = s.list_dir(&at(s, "d")?).map_err(show)?;
     let mut seen = 0;
     loop {
         let page = list.next_entries(3).map_err(show)?;
@@ -268,12 +268,12 @@ fn listing_pages_and_errors<S: ByteStore>(s: &S) -> Outcome {
     expect(seen == 7, || format!("listed {seen} of 7 entries"))?;
     expect(list.skipped() == 0, || "skipped UTF-8 names".into())?;
     expect_code(
-        s.list(&at(s, "d/f0")?),
+        s.list_dir(&at(s, "d/f0")?),
         ErrorCode::NotDirectory,
         "list of a file",
     )?;
     expect_code(
-        s.list(&at(s, "nope")?),
+        s.list_dir(&at(s, "nope")?),
         ErrorCode::NotFound,
         "list of nothing",
     )
@@ -384,7 +384,7 @@ fn a_dropped_replacement_leaves_nothing<S: ByteStore>(s: &S) -> Outcome {
     expect(get(s, "d/new.txt")?.is_none(), || {
         "a dropped replacement created the file".into()
     })?;
-    let listed = names(&mut s.list(&at(s, "d")?).map_err(show)?)?;
+    let listed = names(&mut s.list_dir(&at(s, "d")?).map_err(show)?)?;
     expect(
         listed == [("keep.txt".to_owned(), DirEntryKind::File)],
         || format!("a dropped replacement left entries behind: {listed:?}"),

@@ -174,7 +174,7 @@ impl ByteStore for MemoryStore {
         })
     }
 
-    fn list(&self, target: &Target) -> Result<SortedListing, FsError> {
+    fn list_dir(&self, target: &Target) -> Result<SortedListing, FsError> {
         let (shown, key) = (target.display_path(), target.key());
         let state = self.lock();
         if state.files.contains_key(key) {

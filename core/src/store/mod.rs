@@ -126,7 +126,7 @@ pub trait ByteStore: fmt::Debug {
 
     /// The entries of the directory at the target, one level deep, in byte
     /// order of their names, links never followed.
-    fn list(&self, target: &Target) -> Result<Self::Listing, FsError>;
+    fn list_dir(&self, target: &Target) -> Result<Self::Listing, FsError>;
 
     /// Begins replacing the target: takes the store's lock for its name and
     /// opens what is there now (`None` when absent). The parent directories

@@ -68,7 +68,7 @@ impl ByteStore for WitStore {
         Ok(WitObject::new(wit::open(&place(target))?))
     }
 
-    fn list(&self, target: &Target) -> Result<SortedListing, FsError> {
+    fn list_dir(&self, target: &Target) -> Result<SortedListing, FsError> {
         let listing = wit::list_dir(&place(target))?;
         let mut found = Collector::new(target.display_path());
         loop {

@@ -2,9 +2,9 @@
 //! exports `dsh:fs/tools` by forwarding to [`crate::Session`]. Nothing else
 //! lives here.
 
-use crate::provider::{Listing, Provider, TextStream};
 use crate::tools;
 use dsh_fs_core as core;
+use dsh_fs_core::provider::{Listing, Provider, Resolved, TextStream};
 use std::cell::RefCell;
 
 wit_bindgen::generate!({
@@ -19,6 +19,7 @@ use exports::dsh::fs::tools as api;
 dsh_fs_core::wit_types!(wit);
 
 /// The imported provider.
+#[derive(Debug)]
 struct Imported;
 
 impl Provider for Imported {
@@ -28,14 +29,6 @@ impl Provider for Imported {
 
     fn resolve(&self, path: &str) -> Result<seam::Target, core::FsError> {
         seam::resolve(path).map_err(Into::into)
-    }
-
-    fn display_path(&self, target: &seam::Target) -> String {
-        target.display_path()
-    }
-
-    fn key(&self, target: &seam::Target) -> String {
-        target.key()
     }
 
     fn stat(&self, target: &seam::Target) -> Result<Option<core::FsInfo>, core::FsError> {
@@ -96,6 +89,16 @@ impl Provider for Imported {
     }
 }
 
+impl Resolved for seam::Target {
+    fn display_path(&self) -> String {
+        seam::Target::display_path(self)
+    }
+
+    fn key(&self) -> String {
+        seam::Target::key(self)
+    }
+}
+
 impl Listing for seam::Listing {
     fn next_entries(&mut self, max: u32) -> Result<Vec<core::DirEntry>, core::FsError> {
         Ok(self.next(max)?.into_iter().map(Into::into).collect())
@@ -127,9 +130,15 @@ impl api::Guest for Component {
             .into_iter()
             .map(|d| api::ToolDefinition {
                 name: d.name.into(),
+                title: d.title.into(),
                 description: d.description.into(),
                 guidance: d.guidance.into(),
                 parameters: d.parameters,
+                hints: api::ToolHints {
+                    read_only: d.hints.read_only,
+                    destructive: d.hints.destructive,
+                    idempotent: d.hints.idempotent,
+                },
             })
             .collect()
     }

@@ -9,17 +9,17 @@
 //! - [`tools`]: definitions, argument parsing, windowing, rendering, result texts;
 //! - [`policy`]: per-session observed versions; pure, no I/O;
 //! - [`error`]: model-facing error codes and the remedy for each;
-//! - [`provider`]: the seam the tools call.
+//!
+//! The seam the tools call is [`dsh_fs_core::provider`].
 #![deny(missing_docs)]
 
 pub mod error;
 pub mod policy;
-pub mod provider;
 pub mod tools;
 
 #[cfg(target_arch = "wasm32")]
 mod component;
 
+pub use dsh_fs_core::provider::{Listing, Provider, Resolved, TextStream};
 pub use error::ToolError;
-pub use provider::{Listing, Provider, TextStream};
-pub use tools::{Session, ToolDefinition, ToolResult, definitions};
+pub use tools::{Hints, Session, ToolDefinition, ToolResult, definitions};

@@ -46,7 +46,7 @@ impl Session {
     ) -> PyResult<Self> {
         py.detach(|| {
             let runtime = runtime()?;
-            let provider: Arc<dyn dsh_fs::Provider> = match (root, store) {
+            let provider: Arc<dsh_fs::DynProvider> = match (root, store) {
                 // `FileNotFoundError`, `PermissionError`, ... naming the root.
                 (Some(root), None) => {
                     Arc::new(dsh_fs::LocalProvider::new(dsh_fs::LocalStore::new(&root)?))

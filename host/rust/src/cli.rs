@@ -4,7 +4,7 @@
 //! lives in the library so that the `dsh-fs` binary and the Python wheel's
 //! `dsh-fs` script run the same code.
 
-use crate::{LocalProvider, LocalStore, Provider, Runtime, SessionOptions, demo};
+use crate::{DynProvider, LocalProvider, LocalStore, Runtime, SessionOptions, demo};
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
@@ -49,34 +49,6 @@ enum Command {
         #[command(flatten)]
         workspace: Workspace,
     },
-    /// Measure reads, paging, edits, the call loop and cold start against baselines.
-    Bench {
-        /// Directory for the generated files (kept between runs).
-        #[arg(long, default_value_os_t = std::env::temp_dir().join("dsh-fs-bench"))]
-        dir: PathBuf,
-        /// Repetitions per figure.
-        #[arg(long, default_value_t = 5)]
-        reps: usize,
-        /// Largest file in MiB: 1024 measures 1 MiB, 100 MiB and 1 GiB.
-        #[arg(long, default_value_t = 1024)]
-        max_mib: u64,
-        /// Calls in the small-file read loop.
-        #[arg(long, default_value_t = 10_000)]
-        calls: usize,
-        /// Files in the tree glob and grep walk (0 skips those figures).
-        #[arg(long, default_value_t = 120_000)]
-        search_files: usize,
-        /// Measure only an edit of one line in a large object of this store
-        /// (`s3://BUCKET/PREFIX`; the bucket must exist), against uploading it.
-        #[arg(long)]
-        store: Option<String>,
-        /// The store's endpoint, e.g. `http://127.0.0.1:5000` for moto.
-        #[arg(long, requires = "store")]
-        endpoint: Option<String>,
-        /// Size of the object in MiB for `--store`.
-        #[arg(long, default_value_t = 1024)]
-        store_mib: u64,
-    },
     /// Walk through write → refused edit → read → edit → stale edit → re-read → edit
     /// on a scratch directory (removed afterwards).
     Demo {
@@ -108,8 +80,8 @@ struct Workspace {
 }
 
 impl Workspace {
-    fn open(&self) -> Result<(Arc<dyn Provider>, SessionOptions)> {
-        let provider: Arc<dyn Provider> = match &self.store {
+    fn open(&self) -> Result<(Arc<DynProvider>, SessionOptions)> {
+        let provider: Arc<DynProvider> = match &self.store {
             Some(url) => {
                 let options = crate::S3Options {
                     endpoint: self.endpoint.clone(),
@@ -228,31 +200,6 @@ fn run(cli: Cli) -> Result<u8> {
             let (provider, options) = workspace.open()?;
             let server = crate::mcp::McpServer::new(&Runtime::new()?, provider, options)?;
             tokio::runtime::Runtime::new()?.block_on(server.serve_stdio())?;
-            Ok(0)
-        }
-        Command::Bench {
-            dir,
-            reps,
-            max_mib,
-            calls,
-            search_files,
-            store,
-            endpoint,
-            store_mib,
-        } => {
-            let opts = crate::bench::BenchOptions {
-                dir,
-                reps,
-                max_mib,
-                calls,
-                search_files,
-                store: store.map(|url| crate::bench::StoreBench {
-                    url,
-                    endpoint,
-                    mib: store_mib,
-                }),
-            };
-            crate::bench::run(&opts)?;
             Ok(0)
         }
         Command::Demo { root } => {

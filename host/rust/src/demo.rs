@@ -3,7 +3,7 @@
 //! policy, a stale edit after another program changes the file, and
 //! confinement. A scratch directory is removed at the end.
 
-use crate::{LocalProvider, LocalStore, Provider, Runtime, SessionOptions};
+use crate::{DynProvider, LocalProvider, LocalStore, Runtime, SessionOptions};
 use anyhow::Result;
 use serde_json::json;
 use std::io::Write;
@@ -53,7 +53,7 @@ fn walk_through(root: &Path) -> Result<()> {
     std::fs::write(&file, ORIGINAL)?;
     say!("workspace: {}\n", root.display())?;
     show_on_disk(&file)?;
-    let provider: Arc<dyn Provider> = Arc::new(LocalProvider::new(LocalStore::new(root)?));
+    let provider: Arc<DynProvider> = Arc::new(LocalProvider::new(LocalStore::new(root)?));
     let mut session = Runtime::new()?.session(provider, SessionOptions::default())?;
     let mut call = |tool: &str, args: serde_json::Value| {
         let args = args.to_string();

@@ -31,9 +31,6 @@
 //! ```
 #![deny(missing_docs)]
 
-#[doc(hidden)]
-pub mod adapter;
-pub mod bench;
 mod bindings;
 pub mod cli;
 mod demo;
@@ -52,9 +49,9 @@ pub use dsh_fs_core::{
 pub use dsh_fs_store_local::search;
 pub use object_store;
 pub use provider::{
-    BoxListing, BoxStream, BucketStore, ByteStore, Listing, LocalProvider, LocalStore,
-    MemoryProvider, MemoryStore, ObjectStoreProvider, Provider, S3Options, Target, TextLayer,
-    TextStream,
+    BoxListing, BoxStream, BucketStore, ByteStore, DynProvider, Listing, LocalProvider, LocalStore,
+    MemoryProvider, MemoryStore, ObjectStoreProvider, Provider, Resolved, S3Options, Target,
+    TextLayer, TextStream,
 };
 /// The README's embedding example (`examples/embed.rs`), compiled and run as
 /// a doctest so it cannot drift from the API.
@@ -63,4 +60,4 @@ pub use provider::{
 pub struct EmbeddingExample;
 
 pub use runtime::{COMPONENT, COMPONENT_PATH, Limits, Runtime, RuntimeBuilder};
-pub use session::{Session, SessionOptions, ToolDefinition, ToolError, ToolResult};
+pub use session::{Session, SessionOptions, ToolDefinition, ToolError, ToolHints, ToolResult};

@@ -6,7 +6,7 @@
 
 use crate::bindings::FsTools;
 use crate::bindings::exports::dsh::fs::tools as api;
-use crate::provider::Provider;
+use crate::provider::DynProvider;
 use crate::runtime::{EPOCH_TICK, Limits, Runtime};
 use crate::state::HostState;
 use anyhow::Result;
@@ -23,7 +23,7 @@ const COMMIT_GRACE: Duration = Duration::from_secs(5);
 
 impl Runtime {
     /// Opens an agent session on `provider`.
-    pub fn session(&self, provider: Arc<dyn Provider>, options: SessionOptions) -> Result<Session> {
+    pub fn session(&self, provider: Arc<DynProvider>, options: SessionOptions) -> Result<Session> {
         let instance = Instance::new(self, provider.clone(), options)?;
         Ok(Session {
             runtime: self.clone(),
@@ -45,9 +45,15 @@ impl Runtime {
             .into_iter()
             .map(|d| ToolDefinition {
                 name: d.name,
+                title: d.title,
                 description: d.description,
                 guidance: d.guidance,
                 parameters: serde_json::from_str(&d.parameters).unwrap_or(serde_json::Value::Null),
+                hints: ToolHints {
+                    read_only: d.hints.read_only,
+                    destructive: d.hints.destructive,
+                    idempotent: d.hints.idempotent,
+                },
             })
             .collect())
     }
@@ -68,11 +74,31 @@ impl Default for SessionOptions {
     }
 }
 
-/// One tool as the model sees it.
+/// What a tool may do to the workspace, as the component says: the hints
+/// MCP clients use for permission prompts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ToolHints {
+    /// It changes nothing.
+    pub read_only: bool,
+    /// It may replace what is there.
+    pub destructive: bool,
+    /// The same call again changes nothing more.
+    pub idempotent: bool,
+}
+
+/// One tool as the model sees it. Serialized (by `dsh-fs tools` and the
+/// Python `definitions()`), it is what the model is given: name,
+/// description, guidance and parameters.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ToolDefinition {
     /// `read`, `write`, `edit`, `glob` or `grep`.
     pub name: String,
+    /// A short title for people: `Read file`.
+    #[serde(skip)]
+    pub title: String,
+    /// What it may do.
+    #[serde(skip)]
+    pub hints: ToolHints,
     /// What the tool does, including the policy.
     pub description: String,
     /// Longer advice for a system prompt.
@@ -118,7 +144,7 @@ impl ToolResult {
 /// Sessions are independent; run them on as many threads as you like.
 pub struct Session {
     runtime: Runtime,
-    provider: Arc<dyn Provider>,
+    provider: Arc<DynProvider>,
     options: SessionOptions,
     instance: Instance,
 }
@@ -138,8 +164,8 @@ impl Session {
     pub fn execute(&mut self, tool: &str, arguments_json: &str) -> ToolResult {
         if arguments_json.len() > dsh_fs_core::MAX_ARGUMENT_BYTES {
             // Refused before it is copied into the instance.
-            let e = dsh_fs_tools::tools::too_large_arguments(tool, arguments_json.len());
-            return ToolResult::host_error(&e.code, e.message);
+            let message = dsh_fs_core::too_large_arguments(tool, arguments_json.len());
+            return ToolResult::host_error("INVALID_ARGS", message);
         }
         let limit = self.runtime.limits.max_result_bytes;
         match self
@@ -210,11 +236,7 @@ struct Instance {
 }
 
 impl Instance {
-    fn new(
-        runtime: &Runtime,
-        provider: Arc<dyn Provider>,
-        options: SessionOptions,
-    ) -> Result<Self> {
+    fn new(runtime: &Runtime, provider: Arc<DynProvider>, options: SessionOptions) -> Result<Self> {
         let state = HostState::new(
             provider,
             runtime.limits.memory_bytes,

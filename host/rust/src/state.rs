@@ -3,7 +3,7 @@
 //! WASI context, the memory limits, and what happened during the current call
 //! that earns it time past the deadline.
 
-use crate::provider::Provider;
+use crate::provider::DynProvider;
 use dsh_fs_core::{ErrorCode, FsError};
 use std::sync::Arc;
 use wasmtime::component::{Resource, ResourceTable};
@@ -13,7 +13,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 /// What a store holds: the provider and the resources handed to the guest.
 pub(crate) struct HostState {
     /// The provider the import is served from.
-    pub(crate) provider: Arc<dyn Provider>,
+    pub(crate) provider: Arc<DynProvider>,
     /// The resources handed to the guest (only [`HostState::hand_out`] adds
     /// to it, only [`HostState::take_back`] removes from it).
     pub(crate) table: ResourceTable,
@@ -36,7 +36,7 @@ impl HostState {
     /// linear memory and `max_resources` open provider resources. WASI is
     /// linked against an empty context, which grants nothing.
     pub(crate) fn new(
-        provider: Arc<dyn Provider>,
+        provider: Arc<DynProvider>,
         memory_bytes: usize,
         max_resources: usize,
     ) -> Self {

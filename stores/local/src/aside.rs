@@ -1,6 +1,12 @@
 //! The replacement's file beside the name it will take: an anonymous file
 //! linked under the name or under a temp name of its own, and the owner,
 //! group and extended attributes it takes from the original.
+//!
+//! Hand-written rather than `cap-tempfile` or `tempfile`: the commit needs
+//! the temp name (to exchange it with the target, and to name a neighbour's
+//! file kept under it) and a link to the target that fails when the name
+//! exists; `cap_tempfile::TempFile` hides its name and only renames over the
+//! target, and `tempfile` opens by path, outside the held directory.
 
 use cap_std::fs::{File, Metadata, MetadataExt};
 use rustix::fs::{AtFlags, Mode, OFlags as O};

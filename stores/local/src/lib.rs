@@ -158,7 +158,7 @@ impl ByteStore for LocalStore {
         open_regular(&self.dir, rel_path(target.key()), shown, self.hard_links)
     }
 
-    fn list(&self, target: &Target) -> Result<SortedListing, FsError> {
+    fn list_dir(&self, target: &Target) -> Result<SortedListing, FsError> {
         list::list(&self.dir, target.key(), target.display_path())
     }
 

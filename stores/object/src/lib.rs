@@ -377,7 +377,7 @@ impl ByteStore for BucketStore {
             .ok_or_else(|| FsError::not_found(target.display_path()))
     }
 
-    fn list(&self, target: &Target) -> Result<SortedListing, FsError> {
+    fn list_dir(&self, target: &Target) -> Result<SortedListing, FsError> {
         let shown = target.display_path();
         self.shared
             .read(shown, self.list_prefix(target.key(), shown))

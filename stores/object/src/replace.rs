@@ -7,8 +7,8 @@
 //! size; nothing is visible until `CompleteMultipartUpload`, which carries
 //! the same condition, and an upload that is not completed is aborted.
 
-use super::s3_error::map_put;
-use super::signed::{Completion, Condition, complete, encode_key, signed, xml_field};
+use super::s3_error::{Answer, map_put};
+use super::signed::{Completion, Condition, complete, encode_key, signed};
 use super::{Shared, StoreError, meta_token, object::BucketObject};
 use ::object_store::aws::AmazonS3;
 use ::object_store::multipart::{MultipartStore, PartId};
@@ -157,9 +157,9 @@ impl BucketReplace {
             String::new(),
         ));
         let (status, text, _) = answer.map_err(|e| map_put(e, &shown))?;
-        match (status, xml_field(&text, "Code"), xml_field(&text, "ETag")) {
-            (200, None, Some(e_tag)) => {
-                let content_id = e_tag.replace("&quot;", "\"");
+        let answer = Answer::parse(&text).unwrap_or_default();
+        match (status, answer.code.as_deref(), answer.e_tag) {
+            (200, None, Some(content_id)) => {
                 upload.parts.push(PartId { content_id });
                 Ok(())
             }

@@ -4,11 +4,13 @@
 
 use super::StoreError;
 use super::replace::Upload;
+use super::s3_error::Answer;
 use ::object_store::aws::AmazonS3;
 use ::object_store::client::{ClientOptions, HttpClient, HttpConnector, ReqwestConnector};
 use ::object_store::path::Path as ObjectPath;
 use ::object_store::signer::{Method, SignedUrlOptions, Signer};
 use ::object_store::{GetOptions, ObjectStore, PutResult};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use std::time::Duration;
 
 /// Sends one request that `object_store` has no call for, signed by its S3
@@ -59,17 +61,19 @@ pub(super) async fn signed(
     Ok((status, String::from_utf8_lossy(&text).into_owned(), version))
 }
 
+/// What `x-amz-copy-source` encodes in a key: every byte but S3's
+/// unreserved characters (`A-Z a-z 0-9 - _ . ~`) and the `/` between the
+/// key's segments. Bytes outside ASCII are always encoded.
+const KEY_ENCODED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~')
+    .remove(b'/');
+
 /// A key as `x-amz-copy-source` wants it: percent-encoded but for `/`.
 pub(super) fn encode_key(key: &str) -> String {
-    let mut out = String::with_capacity(key.len());
-    for b in key.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~/".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    utf8_percent_encode(key, KEY_ENCODED).to_string()
 }
 
 /// How long a signed request may take: S3 may take minutes to complete the
@@ -88,20 +92,6 @@ pub(super) fn http_client() -> Result<HttpClient, StoreError> {
             .with_timeout(SIGNED_TIMEOUT),
     )?;
     Ok(CLIENT.get_or_init(|| client).clone())
-}
-
-pub(super) fn xml_field<'t>(text: &'t str, name: &str) -> Option<&'t str> {
-    let open = format!("<{name}>");
-    let from = text.find(&open)? + open.len();
-    let len = text[from..].find(&format!("</{name}>"))?;
-    Some(&text[from..from + len])
-}
-
-pub(super) fn escape_xml(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 /// What must hold when a multipart upload completes.
@@ -146,7 +136,7 @@ pub(super) async fn complete(
         body.push_str(&format!(
             "<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>",
             i + 1,
-            escape_xml(&part.content_id)
+            quick_xml::escape::escape(&part.content_id)
         ));
     }
     body.push_str("</CompleteMultipartUpload>");
@@ -154,7 +144,8 @@ pub(super) async fn complete(
     let (status, text, version) = signed(&upload.s3, Method::POST, loc, &query, &headers, body)
         .await
         .map_err(Completion::Failed)?;
-    let code = xml_field(&text, "Code");
+    let answer = Answer::parse(&text).unwrap_or_default();
+    let code = answer.code.as_deref();
     if matches!(status, 404 | 409 | 412)
         || matches!(
             code,
@@ -171,8 +162,7 @@ pub(super) async fn complete(
         }
     }
     // S3 may answer 200 and put the error in the body.
-    let e_tag = xml_field(&text, "ETag").map(|t| t.replace("&quot;", "\""));
-    match (status, code, e_tag) {
+    match (status, code, answer.e_tag) {
         (200, None, Some(e_tag)) => Ok(PutResult {
             e_tag: Some(e_tag),
             version,
@@ -182,5 +172,33 @@ pub(super) async fn complete(
             store: "S3",
             source: format!("Error completing the upload of {loc} - {status}: {text}").into(),
         })),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::encode_key;
+
+    #[test]
+    fn a_key_is_encoded_but_for_its_slashes() {
+        assert_eq!(
+            encode_key("dir/a b+c%d~e_f-g.h/ü€"),
+            "dir/a%20b%2Bc%25d~e_f-g.h/%C3%BC%E2%82%AC"
+        );
+    }
+
+    /// Every ASCII character: kept when unreserved or `/`, else `%XX` in
+    /// upper case.
+    #[test]
+    fn only_unreserved_characters_and_slashes_are_kept() {
+        for c in (0u8..0x80).map(char::from) {
+            let kept = c.is_ascii_alphanumeric() || "-_.~/".contains(c);
+            let want = if kept {
+                c.to_string()
+            } else {
+                format!("%{:02X}", c as u8)
+            };
+            assert_eq!(encode_key(&c.to_string()), want, "{c:?}");
+        }
     }
 }

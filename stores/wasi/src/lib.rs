@@ -16,6 +16,7 @@
 //!   [`ROOT_ENV`] names another absolute guest path.
 //!
 //! ```
+//! use dsh_fs_core::Provider;
 //! use dsh_fs_store_wasi::{WasiProvider, WasiStore};
 //!
 //! let dir = tempfile::tempdir().unwrap();

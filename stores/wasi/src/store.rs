@@ -104,7 +104,7 @@ impl ByteStore for WasiStore {
         object::open_regular(&self.path(target.key()), target.display_path())
     }
 
-    fn list(&self, target: &Target) -> Result<SortedListing, FsError> {
+    fn list_dir(&self, target: &Target) -> Result<SortedListing, FsError> {
         list::list(&self.path(target.key()), target.display_path())
     }
 

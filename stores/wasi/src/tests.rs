@@ -4,6 +4,7 @@
 //! `wasm32-wasip2`, under `wasmtime run` (`scripts/wasi-test-runner`).
 
 use crate::{TEMP_SUFFIX, WasiProvider, WasiStore};
+use dsh_fs_core::Provider;
 use dsh_fs_core::store::TextStream;
 use dsh_fs_core::{EditRequest, ErrorCode, FsError, WriteIntent, WriteOperation};
 use std::fs;
@@ -58,8 +59,11 @@ fn fixture() -> Fixture {
     }
 }
 
-fn code<T: std::fmt::Debug>(r: Result<T, FsError>) -> ErrorCode {
-    r.unwrap_err().code
+fn code<T>(r: Result<T, FsError>) -> ErrorCode {
+    match r {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e.code,
+    }
 }
 
 fn leftovers(dir: &Path) -> Vec<String> {

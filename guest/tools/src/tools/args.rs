@@ -3,7 +3,7 @@
 //! with exactly the table's snake_case fields, each of the declared type.
 //! Every failure names the field.
 
-use super::ToolDefinition;
+use super::{Hints, ToolDefinition};
 use crate::error::ToolError;
 use serde::Deserializer as _;
 use serde::de::{MapAccess, Visitor};
@@ -15,6 +15,10 @@ use std::cell::Cell;
 pub(super) struct Spec {
     /// `read`, `write`, `edit`, `glob` or `grep`.
     pub(super) name: &'static str,
+    /// A short title for people.
+    pub(super) title: &'static str,
+    /// What it may do to the workspace.
+    pub(super) hints: Hints,
     /// What the tool does, including the observation policy.
     pub(super) description: &'static str,
     /// Longer advice for a system prompt.
@@ -64,6 +68,8 @@ impl Spec {
     pub(super) fn definition(&self) -> ToolDefinition {
         ToolDefinition {
             name: self.name,
+            title: self.title,
+            hints: self.hints,
             description: self.description,
             guidance: self.guidance,
             parameters: self.schema().to_string(),

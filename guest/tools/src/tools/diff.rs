@@ -6,6 +6,7 @@
 //! ([`MAX_DIFF_BYTES`]).
 
 use super::plural;
+use dsh_fs_core::text::fold_crlf;
 use similar::{Algorithm, DiffOp, DiffTag, capture_diff_slices_deadline, group_diff_ops};
 use std::time::{Duration, Instant};
 
@@ -53,7 +54,7 @@ const ALIGN_TIME: Duration = Duration::from_millis(500);
 /// The hunks from `old` to `new`, both starting on line `first_line` of the
 /// file. CRLF is compared and shown as LF.
 pub fn diff(old: &str, new: &str, first_line: u64) -> Diff {
-    let (old, new) = (old.replace("\r\n", "\n"), new.replace("\r\n", "\n"));
+    let (old, new) = (fold_crlf(old), fold_crlf(new));
     let old: Vec<&str> = old.split_inclusive('\n').collect();
     let new: Vec<&str> = new.split_inclusive('\n').collect();
     let ops = align(&old, &new);

@@ -3,18 +3,27 @@
 //! for the expected version, renders a compact diff, and after a miss asks
 //! [`super::diagnose`] for the nearest text and what differs.
 
+use super::Hints;
 use super::args::{Args, FILE_PATH, Field, Kind, Spec};
 use super::diagnose::{Diagnoser, numbered_like_read};
 use super::diff::diff;
 use super::window::Window;
 use super::{Session, plural, refuse_unobserved, stream_each};
 use crate::error::{Tool, ToolError};
-use crate::provider::Provider;
-use dsh_fs_core::splice::fold_crlf;
+use dsh_fs_core::provider::{Provider, Resolved};
+use dsh_fs_core::text::fold_crlf;
 use dsh_fs_core::{EditRequest, ErrorCode, FsError, STREAM_THRESHOLD};
 
 pub(super) static SPEC: Spec = Spec {
     name: "edit",
+    title: "Edit file",
+    // Replaces text in place; the same edit again may apply again
+    // (`new_string` can contain `old_string`).
+    hints: Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+    },
     description: "Replace old_string by new_string in a UTF-8 text file. old_string is \
 matched literally (CRLF and LF alike) and must occur exactly once unless replace_all; every other \
 byte is kept. The file must have been read first (read-before-write).",
@@ -79,7 +88,7 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
 
     let fail = |e| ToolError::from_fs(Tool::Edit, e);
     let target = session.resolve(Tool::Edit, &path)?;
-    let key = session.provider.key(&target);
+    let key = target.key();
     let display = session.display(&target);
     let expected = match session.policy.edit_guard(&key) {
         Ok(expected) => expected,

@@ -4,15 +4,19 @@
 //! it says why if it can: a regular expression given for a glob, or names
 //! that match only ignoring case (listed, a few).
 
+use super::Hints;
 use super::Session;
 use super::args::{Args, Field, Kind, Spec};
 use crate::error::{Tool, ToolError};
-use crate::provider::Provider;
 use dsh_fs_core::SearchQuery;
+use dsh_fs_core::provider::Provider;
 use dsh_fs_core::text::one_line;
 
 pub(super) static SPEC: Spec = Spec {
     name: "glob",
+    title: "Find files",
+    // Discovery lists names and reads lines; it changes nothing.
+    hints: Hints::READS,
     description: "Find files by glob, newest first (max 100). `*.rs` matches at any depth, \
 `**` crosses directories. Lists hidden and ignored files.",
     guidance: "Find files by name with glob, by content with grep.",

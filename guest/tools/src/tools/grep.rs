@@ -4,15 +4,19 @@
 //! the pattern (`*.rs`, `src/**/*.ts`) is named as one when it is not a valid
 //! regex or matches nothing.
 
+use super::Hints;
 use super::Session;
 use super::args::{Args, Field, Kind, Spec};
 use crate::error::{Tool, ToolError};
-use crate::provider::Provider;
+use dsh_fs_core::provider::Provider;
 use dsh_fs_core::text::one_line;
 use dsh_fs_core::{ErrorCode, SearchQuery};
 
 pub(super) static SPEC: Spec = Spec {
     name: "grep",
+    title: "Search file contents",
+    // Discovery lists names and reads lines; it changes nothing.
+    hints: Hints::READS,
     description: "Search contents by regex (Rust syntax) like ripgrep: skips hidden, \
 ignored and binary files. Shows `Line N: text` by file (max 250).",
     guidance: "A grep is not a read: read a file before editing it.",

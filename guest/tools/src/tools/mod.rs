@@ -20,15 +20,39 @@ pub use window::{LineIndex, MAX_LINE_CHARS, MAX_OUTPUT_BYTES, Window};
 
 use crate::error::{Tool, ToolError};
 use crate::policy::Policy;
-use crate::provider::{Provider, TextStream};
+use dsh_fs_core::provider::{Provider, Resolved, TextStream};
 use dsh_fs_core::{EntryKind, ErrorCode, FsError, SearchQuery};
 use dsh_fs_search::Budget;
+
+/// What a tool may do to the workspace, for clients' permission prompts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hints {
+    /// It changes nothing.
+    pub read_only: bool,
+    /// It may replace what is there.
+    pub destructive: bool,
+    /// The same call again changes nothing more.
+    pub idempotent: bool,
+}
+
+impl Hints {
+    /// A tool that only looks.
+    pub const READS: Hints = Hints {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+    };
+}
 
 /// One tool as the model sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolDefinition {
     /// `read`, `write`, `edit`, `glob` or `grep`.
     pub name: &'static str,
+    /// A short title for people: `Read file`.
+    pub title: &'static str,
+    /// What it may do.
+    pub hints: Hints,
     /// What the tool does, including the observation policy.
     pub description: &'static str,
     /// Longer advice for a system prompt.
@@ -191,7 +215,7 @@ impl<P: Provider> Session<P> {
             if let Some(text) = native {
                 return Ok(text);
             }
-            let shown = self.provider.display_path(&target);
+            let shown = target.display_path();
             let at = if shown == "." { "" } else { shown.as_str() };
             let tree = tree::ProviderTree {
                 provider: &self.provider,
@@ -209,7 +233,7 @@ impl<P: Provider> Session<P> {
     /// The path shown to the model, with control characters escaped: a
     /// crafted file name cannot fake lines of a tool's output.
     fn display(&self, target: &P::Target) -> String {
-        crate::error::one_line(self.provider.display_path(target))
+        crate::error::one_line(target.display_path())
     }
 }
 
@@ -276,14 +300,7 @@ const INDEXED_FILES: usize = 8;
 /// INVALID_ARGS for an arguments object over [`dsh_fs_core::MAX_ARGUMENT_BYTES`].
 #[cold]
 pub fn too_large_arguments(tool: &str, len: usize) -> ToolError {
-    let tool: String = tool.chars().take(64).collect();
-    ToolError::invalid_args(
-        &tool,
-        format_args!(
-            "the arguments are {len} bytes, more than the {} MiB limit; split the content into several edits",
-            dsh_fs_core::MAX_ARGUMENT_BYTES >> 20
-        ),
-    )
+    ToolError::refused(dsh_fs_core::too_large_arguments(tool, len))
 }
 
 /// Formats `n` with a unit, `1 line` / `2 lines`.

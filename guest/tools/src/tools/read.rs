@@ -3,11 +3,12 @@
 //! so memory stays bounded by the window, not the file. The rendering is
 //! [`super::window`]'s; this file picks the path and keeps the line index.
 
+use super::Hints;
 use super::Session;
 use super::args::{Args, FILE_PATH, Field, Kind, Spec};
 use super::window::{LineIndex, Window};
 use crate::error::{Tool, ToolError};
-use crate::provider::{Provider, TextStream};
+use dsh_fs_core::provider::{Provider, Resolved, TextStream};
 use dsh_fs_core::{ErrorCode, FsError, STREAM_THRESHOLD, TextContent};
 
 /// Default and maximum number of lines per call.
@@ -17,6 +18,9 @@ pub(super) const STREAM_CHUNK: u32 = 1 << 20;
 
 pub(super) static SPEC: Spec = Spec {
     name: "read",
+    title: "Read file",
+    // Reads change nothing.
+    hints: Hints::READS,
     description: "Read a UTF-8 text file as numbered lines `N: text` (the prefix is not part \
 of the file), up to 2000 from offset; the footer gives the total and the offset to continue. \
 Read-before-write policy: reading any window of a file lets this session write or edit it until it \
@@ -79,7 +83,7 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
     let target = session.resolve(Tool::Read, &path)?;
     let provider = &session.provider;
     let display = session.display(&target);
-    let key = provider.key(&target);
+    let key = target.key();
     let (rendered, version) = match provider.read_text(&target, STREAM_THRESHOLD - 1) {
         Ok(content) => return whole(session, key, &display, content, offset, limit),
         Err(e) if e.code == ErrorCode::TooLarge => {

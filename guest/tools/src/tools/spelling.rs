@@ -6,7 +6,7 @@
 
 use super::suggest::{Finder, join};
 use crate::error::ToolError;
-use crate::provider::Provider;
+use dsh_fs_core::provider::{Provider, Resolved};
 use dsh_fs_core::{DirEntryKind, EntryKind};
 use unicode_normalization::UnicodeNormalization;
 
@@ -220,7 +220,7 @@ fn root_relative<P: Provider>(provider: &P, path: &str) -> Option<String> {
             _ => Err(e),
         })
         .ok()?;
-    let shown = provider.display_path(&target);
+    let shown = target.display_path();
     (shown != ".").then_some(shown)
 }
 

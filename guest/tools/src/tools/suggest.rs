@@ -6,7 +6,7 @@
 
 use super::{plural, spelling};
 use crate::error::{Tool, ToolError};
-use crate::provider::{Listing, Provider};
+use dsh_fs_core::provider::{Listing, Provider};
 use dsh_fs_core::{DirEntry, DirEntryKind, EntryKind, ErrorCode, FsError};
 
 /// Most directories listed while looking for similar paths.

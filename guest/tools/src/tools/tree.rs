@@ -4,7 +4,7 @@
 //! is not UTF-8 text fails to stream and is skipped, as ripgrep skips binaries.
 
 use super::read::STREAM_CHUNK;
-use crate::provider::{Listing, Provider, TextStream};
+use dsh_fs_core::provider::{Listing, Provider, TextStream};
 use dsh_fs_core::{DirEntry, DirEntryKind, FsError};
 use dsh_fs_search::Tree;
 use dsh_fs_search::tree::io_error;

@@ -6,12 +6,13 @@
 //! refused, and so is a new path that misspells an existing one
 //! ([`super::spelling`]).
 
+use super::Hints;
 use super::args::{Args, FILE_PATH, Field, Kind, Spec};
 use super::diagnose::numbered_like_read;
 use super::diff::{MAX_DIFF_BYTES, diff};
 use super::{Session, elided, plural, refuse_unobserved, spelling};
 use crate::error::{Tool, ToolError};
-use crate::provider::Provider;
+use dsh_fs_core::provider::{Provider, Resolved};
 use dsh_fs_core::{EntryKind, ErrorCode, Version, WriteIntent, WriteOperation};
 
 /// Lines of a new file shown after it is created.
@@ -19,6 +20,13 @@ const EXCERPT_LINES: usize = 4;
 
 pub(super) static SPEC: Spec = Spec {
     name: "write",
+    title: "Write file",
+    // Replaces a whole file; writing the same content again changes nothing.
+    hints: Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: true,
+    },
     description: "Create a UTF-8 text file, or replace one whole, atomically; missing \
 directories are created. Replacing a file needs a read of it first (read-before-write). The answer \
 shows the lines that changed.",
@@ -49,7 +57,7 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
         ));
     }
     let target = session.resolve(Tool::Write, &path)?;
-    let key = session.provider.key(&target);
+    let key = target.key();
     let display = session.display(&target);
     let current = Current::of(&session.provider, &target, content.len() as u64);
     if let Current::Text(text, version) = &current

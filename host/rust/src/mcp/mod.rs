@@ -7,7 +7,6 @@
 //! `id` found in it), and a client that does not read stdout stops the
 //! server from reading stdin instead of making it buffer.
 
-mod annotations;
 mod lines;
 mod malformed;
 mod salvage;
@@ -18,6 +17,7 @@ use crate::{Runtime, SessionOptions, ToolError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -37,7 +37,7 @@ impl McpServer {
     /// A server whose one session runs on `provider`.
     pub fn new(
         runtime: &Runtime,
-        provider: Arc<dyn crate::Provider>,
+        provider: Arc<crate::DynProvider>,
         options: SessionOptions,
     ) -> anyhow::Result<Self> {
         let definitions = runtime.definitions()?;
@@ -49,11 +49,7 @@ what to do next.",
             .into_iter()
             .map(|d| {
                 instructions.push_str(&format!("\n\n{}: {}", d.name, d.guidance));
-                let schema: JsonObject = match d.parameters {
-                    serde_json::Value::Object(map) => map,
-                    _ => JsonObject::new(),
-                };
-                annotations::annotate(Tool::new(d.name, d.description, Arc::new(schema)))
+                tool(d)
             })
             .collect();
         Ok(McpServer {
@@ -183,4 +179,28 @@ impl ServerHandler for McpServer {
             .map_err(|e| McpError::internal_error(format!("tool call panicked: {e}"), None))?;
         Ok(to_mcp(result).into())
     }
+}
+
+/// A tool as MCP lists it: the component's definition, with the title and
+/// behaviour hints (`readOnlyHint`, `destructiveHint`, `idempotentHint`)
+/// clients use for permission prompts. Every tool works inside one
+/// workspace, so none is open-world.
+fn tool(d: crate::ToolDefinition) -> Tool {
+    let schema: JsonObject = match d.parameters {
+        serde_json::Value::Object(map) => map,
+        _ => JsonObject::new(),
+    };
+    let title = if d.title.is_empty() {
+        d.name.clone()
+    } else {
+        d.title
+    };
+    let annotations = ToolAnnotations::with_title(title.clone())
+        .read_only(d.hints.read_only)
+        .destructive(d.hints.destructive)
+        .idempotent(d.hints.idempotent)
+        .open_world(false);
+    Tool::new(d.name, d.description, Arc::new(schema))
+        .with_title(title)
+        .with_annotations(annotations)
 }

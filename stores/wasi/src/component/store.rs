@@ -3,8 +3,9 @@
 
 use super::exports::dsh::fs::store as api;
 use super::exports::dsh::fs::types as wit;
-use super::{Component, ListingResource, provider};
+use super::{Component, provider};
 use crate::{WasiObject, WasiReplace, WasiStore};
+use dsh_fs_core::listing::SortedListing;
 use dsh_fs_core::store::{ByteStore, Guard, Object, Replace, Target};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -19,7 +20,7 @@ fn target(at: api::Place) -> Target {
 
 impl api::Guest for Component {
     type Reader = ReaderResource;
-    type Listing = ListingResource;
+    type Listing = StoreListing;
     type Replacement = ReplacementResource;
 
     /// None when the root was not granted; every other call says why.
@@ -55,8 +56,8 @@ impl api::Guest for Component {
     }
 
     fn list_dir(at: api::Place) -> Result<api::Listing, wit::FsError> {
-        let listing = store()?.list(&target(at))?;
-        Ok(api::Listing::new(ListingResource(RefCell::new(listing))))
+        let listing = store()?.list_dir(&target(at))?;
+        Ok(api::Listing::new(StoreListing(RefCell::new(listing))))
     }
 
     fn replace(
@@ -91,9 +92,13 @@ impl api::GuestReader for ReaderResource {
     }
 }
 
-impl api::GuestListing for ListingResource {
+/// The exported `listing` resource of the store.
+pub(super) struct StoreListing(RefCell<SortedListing>);
+
+impl api::GuestListing for StoreListing {
     fn next(&self, max: u32) -> Result<Vec<wit::DirEntry>, wit::FsError> {
-        Ok(self.next_page(max))
+        let page = self.0.borrow_mut().next_entries(max);
+        Ok(page.into_iter().map(Into::into).collect())
     }
 
     fn skipped(&self) -> u64 {

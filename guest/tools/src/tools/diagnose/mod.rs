@@ -24,6 +24,7 @@ mod tests;
 use super::window::LineSink;
 use candidates::Matcher;
 use difference::Report;
+use dsh_fs_core::text::fold_crlf;
 use lines::{Lines, RARE_PLACES};
 pub use pasted::numbered_like_read;
 use pasted::{Pasted, decode_escapes, pasted_prefixes, split_lines, strip_prefixes};
@@ -126,8 +127,8 @@ impl Diagnoser {
     /// A diagnoser for an edit of `old` by `new` (CRLF is seen as LF, as the
     /// edit sees it).
     pub fn new(old: &str, new: &str) -> Self {
-        let old = old.replace("\r\n", "\n");
-        let new = new.replace("\r\n", "\n");
+        let old = fold_crlf(old).into_owned();
+        let new = fold_crlf(new).into_owned();
         let mut variants = Vec::new();
         let (lines, _) = split_lines(&old);
         match pasted_prefixes(&lines) {
@@ -209,10 +210,9 @@ impl Diagnoser {
                     s.push('\r');
                 }
                 s.push_str(chunk);
-                let mut s = if s.contains("\r\n") {
-                    s.replace("\r\n", "\n")
-                } else {
-                    s
+                let mut s = match fold_crlf(&s) {
+                    std::borrow::Cow::Borrowed(_) => s,
+                    std::borrow::Cow::Owned(folded) => folded,
                 };
                 if s.ends_with('\r') {
                     s.pop();

@@ -8,9 +8,10 @@ mod words;
 pub(super) use needle::Needle;
 use std::collections::VecDeque;
 use words::is_space;
-pub(super) use words::{
-    HIGH, IdMap, ONES, ascii_words, hash, hash_in, is_word, word_at, word_bytes, word_hash,
-};
+/// The eight-bytes-at-a-time masks, where no SIMD does them (`lines.rs`).
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+pub(super) use words::{HIGH, ONES, word_at, word_bytes};
+pub(super) use words::{IdMap, ascii_words, hash, hash_in, is_word, word_hash};
 
 /// What the loose forms of some lines start and end with: a file line whose
 /// ends are not among them cannot have the same loose form, so the scan

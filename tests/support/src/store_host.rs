@@ -88,7 +88,7 @@ where
     }
 
     fn list_dir(&mut self, at: seam::Place) -> Res<Resource<ListingHandle>> {
-        match self.store.list(&target(at)) {
+        match self.store.list_dir(&target(at)) {
             Ok(listing) => Ok(Ok(self.table.push(ListingHandle(Box::new(listing)))?)),
             Err(e) => Ok(Err(e.into())),
         }

@@ -1,4 +1,4 @@
-//! The text adapter component (`adapter/`, world `fs-text`) run by wasmtime
+//! The text layer component (`guest/text`, world `fs-text`) run by wasmtime
 //! over a native [`ByteStore`], seen from the host as a [`Provider`]: every
 //! provider call crosses into the text layer compiled to wasm, and every
 //! store call it makes crosses back to the Rust store. Tests hold this path
@@ -13,8 +13,8 @@
 //! fresh replacement at `commit`, under the guard the layer asked for. The
 //! copies read the object the first `replace` opened, as the seam says.
 
-use crate::provider::{BoxListing, BoxStream, Provider};
 use dsh_fs_core as core;
+use dsh_fs_core::provider::{BoxListing, BoxStream, Provider};
 use dsh_fs_core::store::{ByteStore, Listing, Target, TextStream};
 use dsh_fs_core::{
     EditOutcome, EditRequest, FsError, FsInfo, SearchQuery, TextContent, WriteIntent, WriteOutcome,
@@ -29,12 +29,12 @@ use wasmtime_wasi::WasiCtx;
 
 wasmtime::component::bindgen!({
     world: "fs-text",
-    path: "wit",
+    path: "../../wit/since_v0.1.0",
     imports: { default: trappable },
     with: {
-        "dsh:fs/store.reader": crate::adapter::ReaderHandle,
-        "dsh:fs/store.listing": crate::adapter::ListingHandle,
-        "dsh:fs/store.replacement": crate::adapter::ReplacementHandle,
+        "dsh:fs/store.reader": crate::ReaderHandle,
+        "dsh:fs/store.listing": crate::ListingHandle,
+        "dsh:fs/store.replacement": crate::ReplacementHandle,
     },
 });
 
@@ -46,9 +46,6 @@ use exports::dsh::fs::types as outer;
 dsh_fs_core::wit_types!(inner);
 dsh_fs_core::wit_types!(outer);
 dsh_fs_core::wit_store!(seam);
-
-/// Where the repository's build put the adapter component, if it built one.
-pub const ADAPTER_PATH: Option<&str> = option_env!("DSH_FS_ADAPTER_PATH");
 
 mod store_host;
 
@@ -70,14 +67,6 @@ impl fmt::Debug for Adapter {
 }
 
 impl Adapter {
-    /// Compiles the component the repository's build put at [`ADAPTER_PATH`].
-    pub fn load() -> anyhow::Result<Self> {
-        let path = ADAPTER_PATH.ok_or_else(|| {
-            anyhow::anyhow!("the adapter component is built only inside the repository")
-        })?;
-        Self::from_file(Path::new(path))
-    }
-
     /// Compiles the adapter component at `path`.
     pub fn from_file(path: &Path) -> anyhow::Result<Self> {
         let engine = Engine::default();
@@ -170,6 +159,10 @@ where
     S::Object: Send + 'static,
     S::Listing: Send + 'static,
 {
+    type Target = Target;
+    type Stream = BoxStream;
+    type Listing = BoxListing;
+
     fn resolve(&self, path: &str) -> Result<Target, FsError> {
         let mut i = lock(&self.instance);
         let resource = i.call(|api, s| api.call_resolve(s, path))?;

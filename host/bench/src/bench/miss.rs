@@ -6,9 +6,9 @@ use super::{
     BenchOptions, blind_session, child_peak_rss, marker_edit, marker_edits, median, name, sample,
     show, text_file, timed,
 };
-use crate::Runtime;
-use crate::provider::Provider;
 use anyhow::{Result, bail};
+use dsh_fs::DynProvider;
+use dsh_fs::Runtime;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -16,7 +16,7 @@ use std::sync::Arc;
 pub(super) fn figure(
     opts: &BenchOptions,
     runtime: &Runtime,
-    provider: &Arc<dyn Provider>,
+    provider: &Arc<DynProvider>,
     exe: &Path,
     sizes: &[u64],
 ) -> Result<()> {

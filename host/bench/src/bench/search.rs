@@ -5,9 +5,9 @@
 //! doing each search.
 
 use crate::bench::{child_peak_rss, median, run_quiet, sample, show, timed};
-use crate::provider::{LocalProvider, LocalStore, Provider};
-use crate::{Runtime, SessionOptions};
 use anyhow::{Context, Result};
+use dsh_fs::{DynProvider, LocalProvider, LocalStore};
+use dsh_fs::{Runtime, SessionOptions};
 use dsh_fs_search::{Budget, LocalTree};
 use std::io::Write;
 use std::path::Path;
@@ -26,7 +26,7 @@ pub fn run(runtime: &Runtime, exe: &Path, dir: &Path, files: usize, reps: usize)
     let tree = dir.join(format!("search-{files}"));
     generate(&tree, files).context("generating the search tree")?;
     let root = tree.as_path();
-    let provider: Arc<dyn Provider> = Arc::new(LocalProvider::new(LocalStore::new(root)?));
+    let provider: Arc<DynProvider> = Arc::new(LocalProvider::new(LocalStore::new(root)?));
     let mut session = runtime.session(provider, SessionOptions::default())?;
     let rg = which_rg();
     println!(

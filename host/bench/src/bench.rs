@@ -1,14 +1,9 @@
-//! `dsh-fs bench`: the figures behind the performance claims, each against a
+//! The figures behind the performance claims, each against a
 //! baseline measured in the same run (these machines are noisy; ratios are
 //! what to compare). Prints; asserts nothing.
 
-use crate::provider::{BoxListing, BoxStream, LocalProvider, LocalStore, Provider, Target};
-use crate::{Runtime, SessionOptions};
 use anyhow::{Context, Result, bail};
-use dsh_fs_core::{
-    EditOutcome, EditRequest, FsError, FsInfo, PathText, SearchQuery, TextContent, WriteIntent,
-    WriteOutcome,
-};
+use dsh_fs::{DynProvider, LocalProvider, LocalStore, Runtime, SessionOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -38,10 +33,25 @@ pub struct BenchOptions {
     pub store: Option<StoreBench>,
 }
 
+/// The `dsh-fs` binary the process figures measure: the one built beside
+/// this benchmark (`cargo build --release -p dsh-fs -p dsh-fs-bench`).
+fn cli() -> Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let cli = exe.with_file_name("dsh-fs");
+    if !cli.is_file() {
+        bail!(
+            "{} is missing: the cold-start and memory figures run it; build it with \
+             `cargo build --release -p dsh-fs -p dsh-fs-bench`",
+            cli.display()
+        );
+    }
+    Ok(cli)
+}
+
 /// Runs every benchmark and prints the table.
 pub fn run(opts: &BenchOptions) -> Result<()> {
     std::fs::create_dir_all(&opts.dir)?;
-    let exe = std::env::current_exe()?;
+    let exe = cli()?;
     if let Some(store) = &opts.store {
         return bucket::figure(&opts.dir, store, opts.reps);
     }
@@ -49,9 +59,9 @@ pub fn run(opts: &BenchOptions) -> Result<()> {
     if opts.search_files > 0 {
         search::run(&runtime, &exe, &opts.dir, opts.search_files, opts.reps)?;
     }
-    let provider: Arc<dyn Provider> = Arc::new(LocalProvider::new(LocalStore::new(&opts.dir)?));
+    let provider: Arc<DynProvider> = Arc::new(LocalProvider::new(LocalStore::new(&opts.dir)?));
     println!(
-        "dsh-fs bench: {} repetitions, median [min-max]\n",
+        "dsh-fs-bench: {} repetitions, median [min-max]\n",
         opts.reps
     );
 
@@ -194,7 +204,9 @@ pub fn run(opts: &BenchOptions) -> Result<()> {
         ),
     ] {
         let mut wasm = runtime.session(provider.clone(), SessionOptions::default())?;
-        let mut native = dsh_fs_tools::Session::new(Native(provider.clone()), true);
+        // The tools library natively over its own store on the same directory.
+        let local = LocalProvider::new(LocalStore::new(&opts.dir)?);
+        let mut native = dsh_fs_tools::Session::new(local, true);
         let check = |is_error: bool, text: &str, side: &str| {
             if is_error != refused {
                 bail!("{side} read of {args}: {text}");
@@ -302,7 +314,7 @@ fn text_file(dir: &Path, mib: u64) -> Result<PathBuf> {
 }
 
 /// A session that edits without reading first, as the benchmarks do.
-fn blind_session(runtime: &Runtime, provider: Arc<dyn Provider>) -> Result<crate::Session> {
+fn blind_session(runtime: &Runtime, provider: Arc<DynProvider>) -> Result<dsh_fs::Session> {
     runtime.session(
         provider,
         SessionOptions {
@@ -336,7 +348,7 @@ fn name(path: &Path) -> String {
     path.file_name().unwrap().to_string_lossy().into_owned()
 }
 
-fn expect_ok(r: crate::ToolResult) -> Result<()> {
+fn expect_ok(r: dsh_fs::ToolResult) -> Result<()> {
     if r.is_error {
         bail!("call failed: {}", r.text);
     }
@@ -412,58 +424,4 @@ pub(crate) fn child_peak_rss(exe: &Path, dir: &Path, args: &[&str]) -> Result<u6
         .split_once("peak_rss_kib=")
         .and_then(|(_, v)| v.trim().parse().ok())
         .with_context(|| format!("no peak RSS reported: {stderr}"))
-}
-
-/// The tools library built natively over the same provider: the baseline
-/// for the cost of the component boundary.
-struct Native(Arc<dyn Provider>);
-
-impl dsh_fs_tools::Provider for Native {
-    type Target = Target;
-    type Stream = BoxStream;
-    type Listing = BoxListing;
-
-    fn resolve(&self, path: &str) -> Result<Target, FsError> {
-        self.0.resolve(path)
-    }
-    fn display_path(&self, t: &Target) -> String {
-        t.display_path().to_owned()
-    }
-    fn key(&self, t: &Target) -> String {
-        t.key().to_owned()
-    }
-    fn stat(&self, t: &Target) -> Result<Option<FsInfo>, FsError> {
-        self.0.stat(t)
-    }
-    fn read_text(&self, t: &Target, max_bytes: u64) -> Result<TextContent, FsError> {
-        self.0.read_text(t, max_bytes)
-    }
-    fn read_path(&self, path: &str, max_bytes: u64) -> Result<PathText, FsError> {
-        self.0.read_path(path, max_bytes)
-    }
-    fn stream_text(&self, t: &Target, start: u64) -> Result<BoxStream, FsError> {
-        self.0.stream_text(t, start)
-    }
-    fn write_text(
-        &self,
-        t: &Target,
-        content: &str,
-        intent: Option<WriteIntent>,
-    ) -> Result<WriteOutcome, FsError> {
-        self.0.write_text(t, content, intent)
-    }
-    fn edit_text(
-        &self,
-        t: &Target,
-        edit: &EditRequest,
-        expected: Option<&str>,
-    ) -> Result<EditOutcome, FsError> {
-        self.0.edit_text(t, edit, expected)
-    }
-    fn list_dir(&self, t: &Target) -> Result<BoxListing, FsError> {
-        self.0.list_dir(t)
-    }
-    fn search(&self, t: &Target, query: &SearchQuery) -> Result<Option<String>, FsError> {
-        self.0.search(t, query)
-    }
 }

@@ -3,8 +3,8 @@
 //! of this process while it edits.
 
 use super::{blind_session, expect_ok, marker_edits, median, sample, show, text_file, timed};
-use crate::provider::{BucketStore, S3Options};
 use anyhow::{Context, Result};
+use dsh_fs::{BucketStore, S3Options};
 use dsh_fs_core::store::{ByteStore, Guard, Replace};
 use std::io::Read;
 use std::path::Path;
@@ -32,7 +32,7 @@ pub(super) fn figure(dir: &Path, store: &StoreBench, reps: usize) -> Result<()> 
     let bucket = BucketStore::from_url(&store.url, &options)?;
     let file = text_file(dir, store.mib)?;
     let key = format!("bench-{}mib.txt", store.mib);
-    let target = crate::Target::new(key.clone(), key.clone());
+    let target = dsh_fs::Target::new(key.clone(), key.clone());
     println!(
         "edit of the marker line in a {} MiB object ({}) vs uploading it",
         store.mib, store.url
@@ -40,12 +40,12 @@ pub(super) fn figure(dir: &Path, store: &StoreBench, reps: usize) -> Result<()> 
     let uploads = sample(reps, || timed(|| upload(&bucket, &target, &file)))?;
     // The edit runs in this process, whose peak RSS is reset just before
     // it, with a call timeout long enough for a slow server (moto).
-    let limits = crate::Limits {
+    let limits = dsh_fs::Limits {
         call_timeout: Duration::from_secs(1800),
-        ..crate::Limits::default()
+        ..dsh_fs::Limits::default()
     };
-    let runtime = crate::Runtime::builder().limits(limits).build()?;
-    let layer = Arc::new(crate::ObjectStoreProvider::new(BucketStore::from_url(
+    let runtime = dsh_fs::Runtime::builder().limits(limits).build()?;
+    let layer = Arc::new(dsh_fs::ObjectStoreProvider::new(BucketStore::from_url(
         &store.url, &options,
     )?));
     let mut session = blind_session(&runtime, layer)?;
@@ -73,7 +73,7 @@ pub(super) fn figure(dir: &Path, store: &StoreBench, reps: usize) -> Result<()> 
 }
 
 /// Streams `file` into the store at `target` (in parts), unconditionally.
-fn upload(store: &BucketStore, target: &crate::Target, file: &Path) -> Result<()> {
+fn upload(store: &BucketStore, target: &dsh_fs::Target, file: &Path) -> Result<()> {
     let (mut replace, _) = store.replace(target, true)?;
     let mut from = std::fs::File::open(file)?;
     let mut buf = vec![0u8; 1 << 20];
