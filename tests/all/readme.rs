@@ -12,5 +12,13 @@ fn the_rust_embedding_snippet_is_the_tested_example() {
         .skip(1)
         .map(|b| b.split("```").next().unwrap())
         .collect();
-    assert_eq!(blocks, [example.as_str()]);
+    assert_eq!(
+        blocks.len(),
+        1,
+        "README.md must hold exactly one ```rust block, host/rust/examples/embed.rs"
+    );
+    assert_eq!(
+        blocks[0], example,
+        "README.md's ```rust block is not host/rust/examples/embed.rs"
+    );
 }

@@ -21,27 +21,40 @@ const REPO = dir('../../../');
 const manifest = JSON.parse(readFileSync(join(HOST_JS, 'package.json'), 'utf8'));
 const TARBALL = `${manifest.name.replace('@', '').replace('/', '-')}-${manifest.version}.tgz`;
 
-/** The fenced blocks of the README's section `title`: `[{ lang, body }]`. */
-function readmeBlocks(title) {
-  const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
-  const start = readme.indexOf(`\n## ${title}\n`);
-  assert.notEqual(start, -1, `README.md has no section "${title}"`);
-  const end = readme.indexOf('\n## ', start + 1);
-  const section = readme.slice(start, end === -1 ? undefined : end);
-  return [...section.matchAll(/^```(\w+)\n([\s\S]*?)^```$/gm)].map(([, lang, body]) => ({
+/**
+ * The fenced blocks of the section `## title` of the Markdown file `path`
+ * (relative to the repository; the section ends at the next `## `):
+ * `[{ lang, body }]`. A missing section, or one without blocks, fails.
+ */
+function sectionBlocks(path, title) {
+  const text = readFileSync(join(REPO, path), 'utf8');
+  const start = text.indexOf(`\n## ${title}\n`);
+  assert.notEqual(start, -1, `${path} has no section "${title}"`);
+  const end = text.indexOf('\n## ', start + 1);
+  const section = text.slice(start, end === -1 ? undefined : end);
+  const blocks = [...section.matchAll(/^```(\w+)\n([\s\S]*?)^```$/gm)].map(([, lang, body]) => ({
     lang,
     body,
   }));
+  assert.ok(blocks.length > 0, `${path}, section "${title}", has no code blocks`);
+  return blocks;
 }
 
 /**
- * The section's blocks as steps: `sh` runs in the project, `js` is a module
- * run by node, `html` a page opened in Chromium; a `text` block right after a
- * `js` or `html` block is what it must print (or show).
+ * The documentation's JavaScript blocks as steps, in order: the README's
+ * section "TypeScript / JavaScript" (install, a first session), then the
+ * section "Examples" of docs/hosts/js.md (a store of your own, the AI SDK, a
+ * browser page). `sh` runs in the project, `js` is a module run by node,
+ * `html` a page opened in Chromium; a `text` block right after a `js` or
+ * `html` block is what it must print (or show).
  */
 function readmeSteps() {
   const steps = [];
-  for (const block of readmeBlocks('TypeScript / JavaScript')) {
+  const blocks = [
+    ...sectionBlocks('README.md', 'TypeScript / JavaScript'),
+    ...sectionBlocks('docs/hosts/js.md', 'Examples'),
+  ];
+  for (const block of blocks) {
     if (block.lang === 'text') {
       const last = steps.at(-1);
       assert.ok(last && last.lang !== 'sh' && last.expected === undefined, 'a text block follows js or html');
@@ -152,7 +165,7 @@ test('the declarations name exactly what the modules export', () => {
     ['node', installed.node],
     ['opfs', installed.opfs],
   ]) {
-    const dts = readFileSync(join(project, `node_modules/@dsh-fs/host/rust/src/${module}.d.ts`), 'utf8');
+    const dts = readFileSync(join(project, `node_modules/@dsh-fs/host/src/${module}.d.ts`), 'utf8');
     const declared = [...dts.matchAll(/^export (?:function|class|const) (\w+)/gm)].map((m) => m[1]);
     assert.deepEqual(declared.sort(), Object.keys(exports).sort(), module);
   }
@@ -275,7 +288,7 @@ test('tsc: the declarations hold, and type-check a TypeScript consumer and the R
   };
   // The package's own declarations, checked in full (the consumer's tsconfig skips libraries').
   for (const module of ['index', 'node', 'opfs']) {
-    tsc('--ignoreConfig', '--noEmit', '--strict', '--types', '', `node_modules/@dsh-fs/host/rust/src/${module}.d.ts`);
+    tsc('--ignoreConfig', '--noEmit', '--strict', '--types', '', `node_modules/@dsh-fs/host/src/${module}.d.ts`);
   }
   tsc('-p', 'tsconfig.json');
 });

@@ -1,7 +1,9 @@
-"""The README's Python section runs as written: its install block is run by
-scripts/test-python (with the dev profile) to make the wheel these tests run
-on; here its Python blocks run in a scratch directory, and the LangChain tools
-they define are driven through LangChain's own tool interface (no model)."""
+"""The documentation's Python blocks run as written: the README's section
+"Python" (install, quickstart and what it prints) and the section "LangChain"
+of docs/hosts/python.md. The install block is run by scripts/test-python (with
+the dev profile) to make the wheel these tests run on; here the Python blocks
+run in a scratch directory, and the LangChain tools they define are driven
+through LangChain's own tool interface (no model)."""
 
 import re
 import subprocess
@@ -15,12 +17,26 @@ import dsh_fs
 from conftest import REPO
 
 
+def section_blocks(path, title):
+    """The fenced blocks of the section `## title` of the Markdown file `path`
+    (relative to the repository; the section ends at the next `## `), as
+    (language, body) pairs. A missing section, or one without blocks, fails."""
+    text = (REPO / path).read_text()
+    marker = f"\n## {title}\n"
+    assert marker in text, f"{path} has no section {title!r}"
+    section = text.split(marker, 1)[1].split("\n## ", 1)[0]
+    found = re.findall(r"```(\w+)\n(.*?)```", section, re.S)
+    assert found, f"{path}, section {title!r}, has no code blocks"
+    return found
+
+
 def python_section():
-    """The Python section's code blocks by language: {"sh": [...], "python": [...], "text": [...]}."""
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("\n## Python\n", 1)[1].split("\n## ", 1)[0]
+    """The Python blocks by language, the README's first, then the LangChain
+    page's: {"sh": [...], "python": [...], "text": [...]}."""
     blocks = {}
-    for language, body in re.findall(r"```(\w+)\n(.*?)```", section, re.S):
+    for language, body in section_blocks("README.md", "Python") + section_blocks(
+        "docs/hosts/python.md", "LangChain"
+    ):
         blocks.setdefault(language, []).append(body)
     return blocks
 
