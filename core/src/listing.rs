@@ -1,6 +1,7 @@
 //! One directory's entries in byte order of their names, as every backend
-//! lists them: [`Collector`] gathers a directory once (bounded by
-//! [`MAX_ENTRIES`]) and [`SortedListing`] hands the sorted entries out in pages.
+//! lists them: a store gathers a directory once, in any order ([`Collector`],
+//! bounded by [`MAX_ENTRIES`]), and the text layer sorts what it lists
+//! ([`sorted`]), both as [`Entries`] handed out in pages.
 
 use crate::{DirEntry, DirEntryKind, ErrorCode, FsError};
 
@@ -86,32 +87,70 @@ impl Collector {
         Ok(())
     }
 
-    /// The entries sorted by the bytes of their names. A name seen twice (an
-    /// object-store key that is both an object and a prefix) is listed once,
-    /// as the directory.
-    pub fn finish(mut self) -> SortedListing {
-        self.entries.sort_by(|a, b| {
-            a.name.cmp(&b.name).then_with(|| {
-                (b.kind == DirEntryKind::Directory).cmp(&(a.kind == DirEntryKind::Directory))
-            })
-        });
-        self.entries
-            .dedup_by(|later, first| later.name == first.name);
-        SortedListing {
+    /// The entries as gathered, in the order they came.
+    pub fn finish(self) -> Entries {
+        Entries {
             entries: self.entries.into_iter(),
             skipped: self.skipped,
         }
     }
 }
 
-/// A directory's entries in name order, handed out page by page.
+/// Every entry of a store's `listing` of the directory `shown`, sorted by
+/// the bytes of their names: the one place entries are put in order. `.`,
+/// `..` and empty names are dropped, sizes of anything but files are 0, and
+/// a name seen twice (an object-store key that is both an object and a
+/// prefix) is listed once, as the directory. `too-large` past
+/// [`MAX_ENTRIES`] entries.
+pub fn sorted(
+    listing: &mut (impl crate::store::Listing + ?Sized),
+    shown: &str,
+) -> Result<Entries, FsError> {
+    let mut entries: Vec<DirEntry> = Vec::new();
+    loop {
+        let page = listing.next_entries(MAX_PAGE)?;
+        if page.is_empty() {
+            break;
+        }
+        for mut e in page {
+            if matches!(e.name.as_str(), "" | "." | "..") {
+                continue;
+            }
+            if entries.len() as u64 >= MAX_ENTRIES {
+                return Err(too_many(shown));
+            }
+            if e.kind != DirEntryKind::File {
+                e.size = 0;
+            }
+            entries.push(e);
+        }
+    }
+    let skipped = listing.skipped();
+    if entries.len() as u64 + skipped > MAX_ENTRIES {
+        return Err(too_many(shown));
+    }
+    entries.sort_by(|a, b| {
+        a.name.cmp(&b.name).then_with(|| {
+            (b.kind == DirEntryKind::Directory).cmp(&(a.kind == DirEntryKind::Directory))
+        })
+    });
+    entries.dedup_by(|later, first| later.name == first.name);
+    Ok(Entries {
+        entries: entries.into_iter(),
+        skipped,
+    })
+}
+
+/// One directory's entries handed out page by page: in the order a store
+/// gathered them ([`Collector::finish`]), or in byte order of their names
+/// once the text layer sorted them ([`sorted`]).
 #[derive(Debug)]
-pub struct SortedListing {
+pub struct Entries {
     entries: std::vec::IntoIter<DirEntry>,
     skipped: u64,
 }
 
-impl SortedListing {
+impl Entries {
     /// The next at most `max` entries (at least one while any remain, at most
     /// [`MAX_PAGE`]); empty at the end.
     pub fn next_entries(&mut self, max: u32) -> Vec<DirEntry> {
@@ -163,7 +202,7 @@ mod tests {
             .unwrap();
         c.push(Some("sub".into()), DirEntryKind::Directory, 9, None)
             .unwrap();
-        let mut l = c.finish();
+        let mut l = sorted(&mut c.finish(), "d").unwrap();
         assert_eq!(l.skipped(), 1);
         let mut names = Vec::new();
         loop {
@@ -193,7 +232,7 @@ mod tests {
             .unwrap();
         c.push(Some("x".into()), DirEntryKind::Directory, 0, None)
             .unwrap();
-        let page = c.finish().next_entries(0);
+        let page = sorted(&mut c.finish(), "d").unwrap().next_entries(0);
         assert_eq!(page.len(), 1);
         assert_eq!(page[0].kind, DirEntryKind::Directory);
     }

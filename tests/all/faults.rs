@@ -26,7 +26,10 @@ mod proxy;
 use self::proxy::{HTTP_FAULTS, HttpFault};
 use crate::{call, code, runtime};
 use dsh_fs::{BucketStore, Runtime, TextLayer, ToolResult};
-use dsh_fs::{ByteStore, Listing, LocalStore, MemoryStore, Session, SessionOptions, Target};
+use dsh_fs::{
+    ByteStore, Listing, LocalShortcuts, LocalStore, MemoryStore, Session, SessionOptions, Target,
+};
+use dsh_fs::{Deadline, Seam, Shortcuts};
 use dsh_fs_core::store::{Guard, Object, ObjectMeta, Replace};
 use dsh_fs_core::{DirEntry, DirEntryKind, EditRequest, ErrorCode, FsError, SearchQuery, deadline};
 use serde_json::{Value, json};
@@ -241,15 +244,6 @@ impl<S: ByteStore> ByteStore for Faulty<S> {
         step.run(|| self.inner.identity(rel, shown))
     }
 
-    fn open_direct(&self, rel: &str) -> Option<Self::Object> {
-        let step = self.faults.on(Call::OpenDirect);
-        if step.fail(Call::OpenDirect, rel).is_err() {
-            return None;
-        }
-        let inner = step.run(|| self.inner.open_direct(rel))?;
-        Some(self.object(inner, rel))
-    }
-
     fn stat(&self, target: &Target) -> Result<Option<ObjectMeta>, FsError> {
         let step = self.faults.on(Call::Stat);
         step.fail(Call::Stat, target.display_path())?;
@@ -294,24 +288,45 @@ impl<S: ByteStore> ByteStore for Faulty<S> {
     fn max_object_bytes(&self) -> u64 {
         self.inner.max_object_bytes()
     }
+}
 
-    fn progress(&self, target: &Target) -> Result<(), FsError> {
+/// The wrapped store's shortcuts, each call failing on demand like the
+/// store's own.
+#[derive(Debug, Default)]
+struct FaultyShortcuts<N>(N);
+
+impl<S: ByteStore, N: Shortcuts<S>> Shortcuts<Faulty<S>> for FaultyShortcuts<N> {
+    fn open_direct(&self, store: &Faulty<S>, rel: &str) -> Option<FaultyObject<S::Object>> {
+        let step = store.faults.on(Call::OpenDirect);
+        if step.fail(Call::OpenDirect, rel).is_err() {
+            return None;
+        }
+        let inner = step.run(|| self.0.open_direct(&store.inner, rel))?;
+        Some(store.object(inner, rel))
+    }
+
+    fn progress(&self, store: &Faulty<S>, target: &Target) -> Result<(), FsError> {
         let shown = target.display_path();
-        let step = self.faults.on(Call::Progress);
+        let step = store.faults.on(Call::Progress);
         step.fail(Call::Progress, shown)?;
         if step.expired {
             return Err(past_deadline(shown));
         }
-        self.inner.progress(target)
+        self.0.progress(&store.inner, target)
     }
 
-    fn search(&self, target: &Target, query: &SearchQuery) -> Result<Option<String>, FsError> {
-        if !self.native_search {
+    fn search(
+        &self,
+        store: &Faulty<S>,
+        target: &Target,
+        query: &SearchQuery,
+    ) -> Result<Option<String>, FsError> {
+        if !store.native_search {
             return Ok(None);
         }
-        let step = self.faults.on(Call::Search);
+        let step = store.faults.on(Call::Search);
         step.fail(Call::Search, target.display_path())?;
-        step.run(|| self.inner.search(target, query))
+        step.run(|| self.0.search(&store.inner, target, query))
     }
 }
 
@@ -442,6 +457,8 @@ impl<R: Replace> Replace for FaultyReplace<R> {
 /// A fresh store of one kind, with its files seeded and inspected from outside.
 trait Backend {
     type Store: ByteStore<Object: Send + 'static, Listing: Send + 'static> + Send + Sync + 'static;
+    /// What the store does beyond the seam, as its provider uses it.
+    type Shortcuts: Shortcuts<Self::Store> + Default + Send + Sync + 'static;
     const NAME: &'static str;
     /// An empty store (and what keeps it alive).
     /// What a fresh store needs kept alive or known beside it.
@@ -463,6 +480,7 @@ struct Memory;
 
 impl Backend for Memory {
     type Store = MemoryStore;
+    type Shortcuts = Seam;
     const NAME: &'static str = "memory";
 
     type Ctx = ();
@@ -518,6 +536,7 @@ struct Local;
 
 impl Backend for Local {
     type Store = LocalStore;
+    type Shortcuts = LocalShortcuts;
     const NAME: &'static str = "local";
 
     type Ctx = tempfile::TempDir;
@@ -586,6 +605,7 @@ const PREFIX: &str = "ws";
 
 impl Backend for Bucket {
     type Store = BucketStore;
+    type Shortcuts = Deadline;
     const NAME: &'static str = "object";
     type Ctx = crate::object_store::Bucket;
     /// moto serves one request at a time: the 10.5 MiB file is left to the
@@ -631,6 +651,7 @@ struct Proxied;
 
 impl Backend for Proxied {
     type Store = BucketStore;
+    type Shortcuts = Deadline;
     const NAME: &'static str = "object (through the proxy)";
     type Ctx = crate::object_store::Bucket;
     const BIG_FILES: bool = false;
@@ -885,9 +906,13 @@ struct Tally {
     slowest: Option<(Duration, String)>,
 }
 
+/// The text layer over a backend's store and shortcuts, both failing on demand.
+type FaultyLayer<B> =
+    TextLayer<Faulty<<B as Backend>::Store>, FaultyShortcuts<<B as Backend>::Shortcuts>>;
+
 /// One fresh store with the scenario's files, its wrapper and a session on it.
 struct Setup<B: Backend> {
-    layer: Arc<TextLayer<Faulty<B::Store>>>,
+    layer: Arc<FaultyLayer<B>>,
     faults: Arc<Injector>,
     session: Session,
     ctx: B::Ctx,
@@ -898,7 +923,7 @@ impl<B: Backend> Setup<B> {
         let (store, ctx) = B::fresh();
         seed::<B>(&store, &ctx, sc.path == "big.txt");
         let faults = Arc::new(Injector::default());
-        let layer = Arc::new(TextLayer::new(Faulty {
+        let layer = Arc::new(FaultyLayer::<B>::new(Faulty {
             inner: store,
             faults: faults.clone(),
             native_search: mode.native_search,

@@ -13,7 +13,7 @@
 use super::{CHUNK, read_all, read_at};
 use crate::seam::{still_fresh, version};
 use crate::splice::{self, SpliceError};
-use crate::store::{ByteStore, Guard, Object, Replace, Target};
+use crate::store::{ByteStore, Guard, Object, Replace, Shortcuts, Target};
 use crate::stream_splice::{Plan, PlanError, Planner, Splicer};
 use crate::text::{ContentHasher, HashingWriter, content_hash};
 use crate::{EditOutcome, EditRequest, ErrorCode, FsError, MAX_FILE_BYTES, MAX_IN_MEMORY_BYTES};
@@ -23,8 +23,9 @@ use std::io::{self, BufWriter, Write};
 const STREAM_EDIT_BYTES: u64 = 8 << 20;
 
 /// One edit of an open object whose name is locked for replacement.
-pub(super) struct Edit<'a, S: ByteStore + 'a> {
+pub(super) struct Edit<'a, S: ByteStore + 'a, N> {
     pub store: &'a S,
+    pub shortcuts: &'a N,
     pub target: &'a Target,
     pub replace: S::Replace<'a>,
     pub object: S::Object,
@@ -32,7 +33,9 @@ pub(super) struct Edit<'a, S: ByteStore + 'a> {
     pub expected: Option<&'a str>,
 }
 
-pub(super) fn apply<S: ByteStore>(mut e: Edit<'_, S>) -> Result<EditOutcome, FsError> {
+pub(super) fn apply<S: ByteStore, N: Shortcuts<S>>(
+    mut e: Edit<'_, S, N>,
+) -> Result<EditOutcome, FsError> {
     let shown = e.target.display_path();
     let size = e.object.meta().size.unwrap_or(0);
     if size > MAX_FILE_BYTES {
@@ -67,7 +70,7 @@ fn too_large(shown: &str, size: u64, limit: u64, what: &str) -> FsError {
     )
 }
 
-fn in_memory<S: ByteStore>(mut e: Edit<'_, S>) -> Result<EditOutcome, FsError> {
+fn in_memory<S: ByteStore, N: Shortcuts<S>>(mut e: Edit<'_, S, N>) -> Result<EditOutcome, FsError> {
     let shown = e.target.display_path();
     let token = e.object.meta().token.clone();
     let bytes = read_all(&mut e.object, shown, MAX_IN_MEMORY_BYTES, |_| {
@@ -108,7 +111,9 @@ fn in_memory<S: ByteStore>(mut e: Edit<'_, S>) -> Result<EditOutcome, FsError> {
 /// offset up to which the file was copied, or the store's error, to report
 /// only once every check of the plan has passed. If the plan fails, the
 /// replacement is dropped and nothing is changed.
-fn plan_streamed<S: ByteStore>(e: &mut Edit<'_, S>) -> Result<Option<(Plan, Head)>, FsError> {
+fn plan_streamed<S: ByteStore, N: Shortcuts<S>>(
+    e: &mut Edit<'_, S, N>,
+) -> Result<Option<(Plan, Head)>, FsError> {
     let shown = e.target.display_path();
     let mut planner = match Planner::new(e.edit) {
         Ok(p) => p,
@@ -143,7 +148,7 @@ fn plan_streamed<S: ByteStore>(e: &mut Edit<'_, S>) -> Result<Option<(Plan, Head
         {
             head = Some(e.replace.copy(&mut e.object, from, at - from).map(|()| at));
         }
-        e.store.progress(e.target)?;
+        e.shortcuts.progress(e.store, e.target)?;
     }
     let (hash, plan) = planner.finish();
     if let Some(v) = e.expected
@@ -172,7 +177,10 @@ fn plan_streamed<S: ByteStore>(e: &mut Edit<'_, S>) -> Result<Option<(Plan, Head
 type Head = Option<Result<u64, FsError>>;
 
 /// Copies what precedes the occurrence at `found` and writes the new string.
-fn write_head<S: ByteStore>(e: &mut Edit<'_, S>, found: u64) -> Result<u64, FsError> {
+fn write_head<S: ByteStore, N: Shortcuts<S>>(
+    e: &mut Edit<'_, S, N>,
+    found: u64,
+) -> Result<u64, FsError> {
     e.replace.copy(&mut e.object, 0, found)?;
     e.replace.write(e.edit.new_string.as_bytes())?;
     Ok(found + e.edit.old_string.len() as u64)
@@ -181,8 +189,8 @@ fn write_head<S: ByteStore>(e: &mut Edit<'_, S>, found: u64) -> Result<u64, FsEr
 /// Writes the planned result and commits it while the name still holds the
 /// object that was planned (the guard is what catches a writer who changed
 /// the bytes in place since: the store's lock keeps out only its own writers).
-fn write_streamed<S: ByteStore>(
-    mut e: Edit<'_, S>,
+fn write_streamed<S: ByteStore, N: Shortcuts<S>>(
+    mut e: Edit<'_, S, N>,
     mut plan: Plan,
     head: Head,
 ) -> Result<EditOutcome, FsError> {
@@ -211,8 +219,8 @@ fn write_streamed<S: ByteStore>(
 
 /// The result from the plan's match offsets: the ranges between them copied
 /// from the object, the new string written in their place.
-fn copy_around<S: ByteStore>(
-    e: &mut Edit<'_, S>,
+fn copy_around<S: ByteStore, N: Shortcuts<S>>(
+    e: &mut Edit<'_, S, N>,
     plan: &Plan,
     matches: &[u64],
 ) -> Result<(), FsError> {
@@ -229,7 +237,10 @@ fn copy_around<S: ByteStore>(
 /// The second pass, for more matches than a plan records: the original read
 /// again and spliced into the replacement; its content hash, once the bytes
 /// read are checked to be the ones planned.
-fn splice_again<S: ByteStore>(e: &mut Edit<'_, S>, plan: &Plan) -> Result<u128, FsError> {
+fn splice_again<S: ByteStore, N: Shortcuts<S>>(
+    e: &mut Edit<'_, S, N>,
+    plan: &Plan,
+) -> Result<u128, FsError> {
     let shown = e.target.display_path();
     let mut seen = ContentHasher::new();
     let mut buf = vec![0u8; CHUNK];

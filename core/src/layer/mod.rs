@@ -9,7 +9,9 @@ mod edit;
 
 use crate::provider::{BoxListing, BoxStream, Provider};
 use crate::seam::{StreamText, check_write_intent, display, normalize, vanished, version};
-use crate::store::{ByteStore, Guard, Object, ObjectMeta, Replace, Target, TextStream};
+use crate::store::{
+    ByteStore, Guard, Object, ObjectMeta, Replace, Seam, Shortcuts, Target, TextStream,
+};
 use crate::text::{self, ContentHasher, content_hash};
 use crate::{
     EditOutcome, EditRequest, ErrorCode, FsError, FsInfo, PathText, SearchQuery, TextContent,
@@ -22,16 +24,25 @@ pub(crate) const CHUNK: usize = 1 << 20;
 /// How often a whole read is retried when the file changed in place during it.
 const READ_ATTEMPTS: u32 = 3;
 
-/// The provider contract over the byte store `S`.
+/// The provider contract over the byte store `S`, taking the store's
+/// [`Shortcuts`] `N` where it offers them (none by default).
 #[derive(Debug)]
-pub struct TextLayer<S> {
+pub struct TextLayer<S, N = Seam> {
     store: S,
+    shortcuts: N,
 }
 
-impl<S: ByteStore> TextLayer<S> {
+impl<S: ByteStore, N: Shortcuts<S> + Default> TextLayer<S, N> {
     /// Serves the provider contract over `store`.
     pub fn new(store: S) -> Self {
-        TextLayer { store }
+        TextLayer::with_shortcuts(store, N::default())
+    }
+}
+
+impl<S: ByteStore, N: Shortcuts<S>> TextLayer<S, N> {
+    /// Serves the provider contract over `store`, with `shortcuts`.
+    pub fn with_shortcuts(store: S, shortcuts: N) -> Self {
+        TextLayer { store, shortcuts }
     }
 
     /// The store underneath.
@@ -80,11 +91,11 @@ impl<S: ByteStore> TextLayer<S> {
 }
 
 /// Every byte store is a provider through the layer.
-impl<S> Provider for TextLayer<S>
+impl<S, N> Provider for TextLayer<S, N>
 where
     S: ByteStore,
     S::Object: Send + 'static,
-    S::Listing: Send + 'static,
+    N: Shortcuts<S>,
 {
     type Target = Target;
     type Stream = BoxStream;
@@ -113,11 +124,11 @@ where
 
     /// [`Provider::resolve`], then [`Provider::read_text`] of the target: what a
     /// caller that wants only the text needs, in one step. A store that
-    /// resolves and opens in one step ([`ByteStore::open_direct`]) does so
+    /// resolves and opens in one step ([`Shortcuts::open_direct`]) does so
     /// here; otherwise, and when that step fails, it is resolve, then open.
     fn read_path(&self, path: &str, max_bytes: u64) -> Result<PathText, FsError> {
         let rel = normalize(path, self.store.roots())?;
-        if let Some(object) = self.store.open_direct(&rel) {
+        if let Some(object) = self.shortcuts.open_direct(&self.store, &rel) {
             let target = Target::new(display(&rel), rel);
             let content = self.read_opened(&target, object, max_bytes);
             return Ok(PathText::new(target, content));
@@ -174,7 +185,7 @@ where
         // computed in chunks, so a large old file is never loaded.
         let hash = match (&intent, &mut current) {
             (Some(WriteIntent::ReplaceIfVersion(_)), Some(object)) => {
-                hash_object(&self.store, target, object)?
+                hash_object(&self.store, &self.shortcuts, target, object)?
             }
             _ => 0,
         };
@@ -216,6 +227,7 @@ where
         let object = current.ok_or_else(|| vanished(shown))?;
         edit::apply(edit::Edit {
             store: &self.store,
+            shortcuts: &self.shortcuts,
             target,
             replace,
             object,
@@ -226,16 +238,20 @@ where
 
     /// The directory's entries, one level deep, in byte order of their names.
     fn list_dir(&self, target: &Target) -> Result<BoxListing, FsError> {
-        Ok(Box::new(self.store.list_dir(target)?))
+        let mut listing = self.store.list_dir(target)?;
+        Ok(Box::new(crate::listing::sorted(
+            &mut listing,
+            target.display_path(),
+        )?))
     }
 
     /// The store's native search, when it has one.
     fn search(&self, target: &Target, query: &SearchQuery) -> Result<Option<String>, FsError> {
-        self.store.search(target, query)
+        self.shortcuts.search(&self.store, target, query)
     }
 }
 
-impl<S: ByteStore + Default> Default for TextLayer<S> {
+impl<S: ByteStore + Default, N: Shortcuts<S> + Default> Default for TextLayer<S, N> {
     fn default() -> Self {
         TextLayer::new(S::default())
     }
@@ -359,8 +375,9 @@ pub(crate) fn read_all(
 }
 
 /// The content hash of an open object, read in chunks.
-fn hash_object<S: ByteStore>(
+fn hash_object<S: ByteStore, N: Shortcuts<S>>(
     store: &S,
+    shortcuts: &N,
     target: &Target,
     object: &mut S::Object,
 ) -> Result<u128, FsError> {
@@ -375,7 +392,7 @@ fn hash_object<S: ByteStore>(
                 at += n as u64;
             }
         }
-        store.progress(target)?;
+        shortcuts.progress(store, target)?;
     }
 }
 

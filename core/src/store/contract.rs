@@ -129,6 +129,8 @@ fn names(list: &mut impl Listing) -> Result<Vec<(String, DirEntryKind)>, String>
     loop {
         let page = list.next_entries(2).map_err(show)?;
         if page.is_empty() {
+            // A store lists in any order; the layer sorts.
+            out.sort_by(|a: &(String, DirEntryKind), b| a.0.cmp(&b.0));
             return Ok(out);
         }
         out.extend(page.into_iter().map(|e| (e.name, e.kind)));

@@ -4,7 +4,7 @@
 //! open object never changes under its reader.
 
 use super::{ByteStore, Guard, Object, ObjectMeta, Replace, Target};
-use crate::listing::{Collector, SortedListing, not_a_directory};
+use crate::listing::{Collector, Entries, not_a_directory};
 use crate::{DirEntryKind, EntryKind, ErrorCode, FsError};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -140,7 +140,7 @@ impl State {
 impl ByteStore for MemoryStore {
     type Object = Snapshot;
     type Replace<'s> = MemoryReplace<'s>;
-    type Listing = SortedListing;
+    type Listing = Entries;
 
     fn roots(&self) -> &[PathBuf] {
         &self.roots
@@ -174,7 +174,7 @@ impl ByteStore for MemoryStore {
         })
     }
 
-    fn list_dir(&self, target: &Target) -> Result<SortedListing, FsError> {
+    fn list_dir(&self, target: &Target) -> Result<Entries, FsError> {
         let (shown, key) = (target.display_path(), target.key());
         let state = self.lock();
         if state.files.contains_key(key) {

@@ -81,6 +81,13 @@ pub enum Guard<'a> {
 /// A byte store: a local directory, a bucket prefix, a map in memory, a
 /// `wasi:filesystem` preopen, or a host's store across `wit/since_v0.1.0/store.wit`.
 ///
+/// Its methods are the functions of `store.wit`, one to one: `roots`,
+/// `max-object-bytes`, `identity`, `stat`, `open` (the `reader` is
+/// [`Object`]), `list-dir` ([`Listing`]) and `replace` ([`Replace`]). What
+/// a store in this process can do beyond the seam (open a path that needs
+/// no resolving at once, search natively, stop at the call's deadline) it
+/// offers separately, as [`Shortcuts`] the text layer uses.
+///
 /// Every method names the target it works on; errors are [`FsError`]s whose
 /// messages name `target.display_path()`.
 pub trait ByteStore: fmt::Debug {
@@ -106,16 +113,6 @@ pub trait ByteStore: fmt::Debug {
         Ok(rel.to_owned())
     }
 
-    /// Opens the regular file at the normalized path `rel` when the store
-    /// can tell, in that same step, that `rel` is already its identity (no
-    /// link on the way): resolve and open at once, for the common read.
-    /// `None` otherwise and on any failure, and by default: the layer then
-    /// resolves and opens as usual, which reports the error.
-    fn open_direct(&self, rel: &str) -> Option<Self::Object> {
-        let _ = rel;
-        None
-    }
-
     /// Metadata of the target, `None` when it does not exist. Never reads content.
     fn stat(&self, target: &Target) -> Result<Option<ObjectMeta>, FsError>;
 
@@ -124,8 +121,10 @@ pub trait ByteStore: fmt::Debug {
     /// `not-directory` for a file used as a parent.
     fn open(&self, target: &Target) -> Result<Self::Object, FsError>;
 
-    /// The entries of the directory at the target, one level deep, in byte
-    /// order of their names, links never followed.
+    /// The entries of the directory at the target, one level deep, in any
+    /// order (the layer sorts them), links never followed: `not-found`,
+    /// `not-directory`, `too-large` past
+    /// [`MAX_ENTRIES`](crate::listing::MAX_ENTRIES).
     fn list_dir(&self, target: &Target) -> Result<Self::Listing, FsError>;
 
     /// Begins replacing the target: takes the store's lock for its name and
@@ -146,19 +145,60 @@ pub trait ByteStore: fmt::Debug {
     fn max_object_bytes(&self) -> u64 {
         crate::MAX_FILE_BYTES
     }
+}
 
-    /// Called between chunks of long work: an error (the call's deadline
-    /// passed) stops it with nothing changed.
-    fn progress(&self, target: &Target) -> Result<(), FsError> {
-        let _ = target;
+/// What a store in this process can do faster or better than `store.wit`
+/// lets it, used by the text layer behind the provider seam: the same
+/// answers as the seam's way, sooner. Every method has a default that keeps
+/// to the seam; [`Seam`] takes them all.
+pub trait Shortcuts<S: ByteStore>: fmt::Debug {
+    /// Opens the regular file at the normalized path `rel` when the store
+    /// can tell, in that same step, that `rel` is already its identity (no
+    /// link on the way): resolve and open at once, for the common read.
+    /// `None` otherwise and on any failure, and by default: the layer then
+    /// resolves and opens as usual, which reports the error.
+    fn open_direct(&self, store: &S, rel: &str) -> Option<S::Object> {
+        let _ = (store, rel);
+        None
+    }
+
+    /// Called between chunks of long work: an error stops it with nothing
+    /// changed. Nothing by default; a store that must give up at the call's
+    /// deadline answers [`crate::deadline::check`] ([`Deadline`]).
+    fn progress(&self, store: &S, target: &Target) -> Result<(), FsError> {
+        let _ = (store, target);
         Ok(())
     }
 
     /// The text `dsh-fs-search` renders for `query` below the target when
-    /// the store can search natively; `None` (the default) otherwise.
-    fn search(&self, target: &Target, query: &SearchQuery) -> Result<Option<String>, FsError> {
-        let _ = (target, query);
+    /// the store can search natively — byte for byte what the tools'
+    /// portable search over the seam gives; `None` (the default) otherwise.
+    fn search(
+        &self,
+        store: &S,
+        target: &Target,
+        query: &SearchQuery,
+    ) -> Result<Option<String>, FsError> {
+        let _ = (store, target, query);
         Ok(None)
+    }
+}
+
+/// No shortcuts: the text layer uses the store through the seam alone.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Seam;
+
+impl<S: ByteStore> Shortcuts<S> for Seam {}
+
+/// One shortcut: long work stops at the call's deadline
+/// ([`crate::deadline::check`]), for stores whose waits the host cannot
+/// interrupt (a bucket across the network).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Deadline;
+
+impl<S: ByteStore> Shortcuts<S> for Deadline {
+    fn progress(&self, _: &S, target: &Target) -> Result<(), FsError> {
+        crate::deadline::check(target.display_path())
     }
 }
 
@@ -247,13 +287,13 @@ pub trait Listing {
     fn skipped(&self) -> u64;
 }
 
-impl Listing for crate::listing::SortedListing {
+impl Listing for crate::listing::Entries {
     fn next_entries(&mut self, max: u32) -> Result<Vec<DirEntry>, FsError> {
-        Ok(crate::listing::SortedListing::next_entries(self, max))
+        Ok(crate::listing::Entries::next_entries(self, max))
     }
 
     fn skipped(&self) -> u64 {
-        crate::listing::SortedListing::skipped(self)
+        crate::listing::Entries::skipped(self)
     }
 }
 

@@ -1,13 +1,11 @@
 //! [`ByteStore`] over the imported `dsh:fs/store`: each trait method is one
 //! WIT call, the `reader` and `replacement` resources are the store's objects
-//! and replacements. A directory's entries are gathered and sorted here, so
-//! the rules of a listing (byte order, the entry cap, `.` and `..`) hold
-//! whatever order the store hands them out in.
+//! and replacements. A directory's entries are passed on in the store's
+//! order: the text layer sorts them, as it sorts every store's.
 
 use crate::component::dsh::fs::store as wit;
-use dsh_fs_core::listing::{Collector, SortedListing};
-use dsh_fs_core::store::{ByteStore, Guard, Object, ObjectMeta, Replace, Target};
-use dsh_fs_core::{FsError, listing::MAX_PAGE};
+use dsh_fs_core::store::{ByteStore, Guard, Listing, Object, ObjectMeta, Replace, Target};
+use dsh_fs_core::{DirEntry, FsError};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -46,7 +44,7 @@ fn place(target: &Target) -> wit::Place {
 impl ByteStore for WitStore {
     type Object = WitObject;
     type Replace<'s> = WitReplace;
-    type Listing = SortedListing;
+    type Listing = WitListing;
 
     fn roots(&self) -> &[PathBuf] {
         &self.roots
@@ -68,22 +66,8 @@ impl ByteStore for WitStore {
         Ok(WitObject::new(wit::open(&place(target))?))
     }
 
-    fn list_dir(&self, target: &Target) -> Result<SortedListing, FsError> {
-        let listing = wit::list_dir(&place(target))?;
-        let mut found = Collector::new(target.display_path());
-        loop {
-            let page = listing.next(MAX_PAGE)?;
-            if page.is_empty() {
-                break;
-            }
-            for e in page {
-                found.push(Some(e.name), e.kind.into(), e.size, e.modified)?;
-            }
-        }
-        for _ in 0..listing.skipped() {
-            found.push(None, dsh_fs_core::DirEntryKind::Other, 0, None)?;
-        }
-        Ok(found.finish())
+    fn list_dir(&self, target: &Target) -> Result<WitListing, FsError> {
+        Ok(WitListing(wit::list_dir(&place(target))?))
     }
 
     fn replace(
@@ -93,6 +77,19 @@ impl ByteStore for WitStore {
     ) -> Result<(WitReplace, Option<WitObject>), FsError> {
         let (replacement, current) = wit::replace(&place(target), create_parents)?;
         Ok((WitReplace(replacement), current.map(WitObject::new)))
+    }
+}
+
+/// A directory of the store as its `listing` gives it, in any order.
+pub struct WitListing(wit::Listing);
+
+impl Listing for WitListing {
+    fn next_entries(&mut self, max: u32) -> Result<Vec<DirEntry>, FsError> {
+        Ok(self.0.next(max)?.into_iter().map(Into::into).collect())
+    }
+
+    fn skipped(&self) -> u64 {
+        self.0.skipped()
     }
 }
 

@@ -49,9 +49,9 @@ pub use dsh_fs_core::{
 pub use dsh_fs_store_local::search;
 pub use object_store;
 pub use provider::{
-    BoxListing, BoxStream, BucketStore, ByteStore, DynProvider, Listing, LocalProvider, LocalStore,
-    MemoryProvider, MemoryStore, ObjectStoreProvider, Provider, Resolved, S3Options, Target,
-    TextLayer, TextStream,
+    BoxListing, BoxStream, BucketStore, ByteStore, Deadline, DynProvider, Listing, LocalProvider,
+    LocalShortcuts, LocalStore, MemoryProvider, MemoryStore, ObjectStoreProvider, Provider,
+    Resolved, S3Options, Seam, Shortcuts, Target, TextLayer, TextStream,
 };
 /// The README's embedding example (`examples/embed.rs`), compiled and run as
 /// a doctest so it cannot drift from the API.

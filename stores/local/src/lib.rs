@@ -15,10 +15,9 @@ pub mod search;
 
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, File, Metadata, MetadataExt, OpenOptions, OpenOptionsExt};
-use dsh_fs_core::deadline;
 use dsh_fs_core::layer::TextLayer;
-use dsh_fs_core::listing::SortedListing;
-use dsh_fs_core::store::{ByteStore, Object, ObjectMeta, Target};
+use dsh_fs_core::listing::Entries;
+use dsh_fs_core::store::{ByteStore, Object, ObjectMeta, Shortcuts, Target};
 use dsh_fs_core::{EntryKind, ErrorCode, FsError, SearchQuery};
 use rustix::fs::OFlags;
 use rustix::io::Errno;
@@ -28,7 +27,7 @@ use std::path::{Path, PathBuf};
 pub use commit::LocalReplace;
 
 /// A workspace rooted at one local directory: the text layer over [`LocalStore`].
-pub type LocalProvider = TextLayer<LocalStore>;
+pub type LocalProvider = TextLayer<LocalStore, LocalShortcuts>;
 
 /// The bytes of one local directory tree.
 #[derive(Debug)]
@@ -85,7 +84,7 @@ impl LocalStore {
 impl ByteStore for LocalStore {
     type Object = LocalObject;
     type Replace<'s> = LocalReplace;
-    type Listing = SortedListing;
+    type Listing = Entries;
 
     fn roots(&self) -> &[PathBuf] {
         &self.roots
@@ -133,18 +132,6 @@ impl ByteStore for LocalStore {
         Ok(rel.to_owned())
     }
 
-    /// One `openat2` beneath the root that follows no link at all: when it
-    /// opens a regular file, no component of `rel` is a link, so `rel` is
-    /// the key [`Self::identity`] would give. Anything else (a link on the
-    /// way, an escape, absence, a kernel without `openat2`) is left to the
-    /// resolve-then-open path, which tells the cases apart.
-    fn open_direct(&self, rel: &str) -> Option<LocalObject> {
-        if rel.is_empty() {
-            return None;
-        }
-        open_unlinked(&self.dir, rel, self.hard_links)
-    }
-
     fn stat(&self, target: &Target) -> Result<Option<ObjectMeta>, FsError> {
         match self.dir.metadata(rel_path(target.key())) {
             Ok(meta) => Ok(Some(object_meta(&meta))),
@@ -158,7 +145,7 @@ impl ByteStore for LocalStore {
         open_regular(&self.dir, rel_path(target.key()), shown, self.hard_links)
     }
 
-    fn list_dir(&self, target: &Target) -> Result<SortedListing, FsError> {
+    fn list_dir(&self, target: &Target) -> Result<Entries, FsError> {
         list::list(&self.dir, target.key(), target.display_path())
     }
 
@@ -197,18 +184,44 @@ impl ByteStore for LocalStore {
         let replace = LocalReplace::new(lock, name, shown, current.as_ref(), created)?;
         Ok((replace, current))
     }
+}
 
-    fn progress(&self, target: &Target) -> Result<(), FsError> {
-        deadline::check(target.display_path())
+/// What the local disk does beyond the byte seam: a read that resolves and
+/// opens in one step, long work stopped at the call's deadline, and glob and
+/// grep as a parallel walk over held directory descriptors ([`crate::search`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LocalShortcuts;
+
+impl Shortcuts<LocalStore> for LocalShortcuts {
+    /// One `openat2` beneath the root that follows no link at all: when it
+    /// opens a regular file, no component of `rel` is a link, so `rel` is
+    /// the key the store's `identity` would give. Anything else (a link on
+    /// the way, an escape, absence, a kernel without `openat2`) is left to
+    /// the resolve-then-open path, which tells the cases apart.
+    fn open_direct(&self, store: &LocalStore, rel: &str) -> Option<LocalObject> {
+        if rel.is_empty() {
+            return None;
+        }
+        open_unlinked(&store.dir, rel, store.hard_links)
+    }
+
+    /// Long work stops at the call's deadline.
+    fn progress(&self, _: &LocalStore, target: &Target) -> Result<(), FsError> {
+        dsh_fs_core::deadline::check(target.display_path())
     }
 
     /// The parallel walk and search of [`crate::search`], from the path the
     /// model gave (a link on the way is refused as the portable walk refuses it).
-    fn search(&self, target: &Target, query: &SearchQuery) -> Result<Option<String>, FsError> {
+    fn search(
+        &self,
+        store: &LocalStore,
+        target: &Target,
+        query: &SearchQuery,
+    ) -> Result<Option<String>, FsError> {
         let shown = target.display_path();
         let at = if shown == "." { "" } else { shown };
         let budget = dsh_fs_search::Budget::for_call();
-        crate::search::search(&self.dir, at, query, self.hard_links, &budget).map(Some)
+        crate::search::search(&store.dir, at, query, store.hard_links, &budget).map(Some)
     }
 }
 

@@ -3,13 +3,13 @@
 
 use super::{map_io, rel_path};
 use cap_std::fs::{Dir, Metadata, MetadataExt};
-use dsh_fs_core::listing::{Collector, SortedListing, not_a_directory};
+use dsh_fs_core::listing::{Collector, Entries, not_a_directory};
 use dsh_fs_core::{DirEntryKind, FsError};
 use std::io;
 
 /// Like `std::fs::read_dir` on `key`, but only inside `root`, never following
 /// a symlink, sorted by name and bounded by the collector's entry cap.
-pub(super) fn list(root: &Dir, key: &str, shown: &str) -> Result<SortedListing, FsError> {
+pub(super) fn list(root: &Dir, key: &str, shown: &str) -> Result<Entries, FsError> {
     let path = rel_path(key);
     let meta = root.symlink_metadata(path).map_err(|e| map_io(e, shown))?;
     if !meta.is_dir() {

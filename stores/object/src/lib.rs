@@ -22,8 +22,8 @@ use ::object_store::{BackoffConfig, ObjectStore, ObjectStoreExt, RetryConfig};
 use anyhow::{Context, bail};
 use dsh_fs_core::deadline;
 use dsh_fs_core::layer::{TextLayer, directory_meta};
-use dsh_fs_core::listing::SortedListing;
-use dsh_fs_core::store::{ByteStore, ObjectMeta, Target};
+use dsh_fs_core::listing::Entries;
+use dsh_fs_core::store::{ByteStore, Deadline, ObjectMeta, Target};
 use dsh_fs_core::{EntryKind, ErrorCode, FsError};
 use futures_util::StreamExt;
 use futures_util::future::try_join_all;
@@ -49,7 +49,7 @@ type StoreError = ::object_store::Error;
 /// Every operation blocks the calling thread on the store's own runtime:
 /// from async code, call it (or [`Session::execute`](crate::Session::execute))
 /// inside `tokio::task::spawn_blocking`, as `dsh-fs mcp` does.
-pub type ObjectStoreProvider = TextLayer<BucketStore>;
+pub type ObjectStoreProvider = TextLayer<BucketStore, Deadline>;
 
 /// Where and how to reach an S3-compatible store. Fields left `None` come
 /// from the usual AWS environment variables (`AWS_ENDPOINT_URL` or
@@ -333,7 +333,7 @@ impl BucketStore {
 impl ByteStore for BucketStore {
     type Object = BucketObject;
     type Replace<'s> = BucketReplace;
-    type Listing = SortedListing;
+    type Listing = Entries;
 
     fn roots(&self) -> &[PathBuf] {
         &self.roots
@@ -377,7 +377,7 @@ impl ByteStore for BucketStore {
             .ok_or_else(|| FsError::not_found(target.display_path()))
     }
 
-    fn list_dir(&self, target: &Target) -> Result<SortedListing, FsError> {
+    fn list_dir(&self, target: &Target) -> Result<Entries, FsError> {
         let shown = target.display_path();
         self.shared
             .read(shown, self.list_prefix(target.key(), shown))
@@ -418,10 +418,6 @@ impl ByteStore for BucketStore {
         } else {
             dsh_fs_core::MAX_IN_MEMORY_BYTES
         }
-    }
-
-    fn progress(&self, target: &Target) -> Result<(), FsError> {
-        dsh_fs_core::deadline::check(target.display_path())
     }
 }
 

@@ -2,7 +2,7 @@
 //! directory's key, where each common prefix is a directory.
 
 use super::{BucketStore, StoreError, map_store};
-use dsh_fs_core::listing::{Collector, SortedListing, not_a_directory};
+use dsh_fs_core::listing::{Collector, Entries, not_a_directory};
 use dsh_fs_core::{DirEntryKind, FsError};
 use object_store::ObjectStoreExt;
 use object_store::path::Path as ObjectPath;
@@ -11,11 +11,7 @@ impl BucketStore {
     /// The children of `key`: objects as files, prefixes as directories. An
     /// empty listing is a missing key unless it is the root; an object at
     /// `key` with nothing under it is `not-directory`.
-    pub(super) async fn list_prefix(
-        &self,
-        key: &str,
-        shown: &str,
-    ) -> Result<SortedListing, FsError> {
+    pub(super) async fn list_prefix(&self, key: &str, shown: &str) -> Result<Entries, FsError> {
         let loc = self.location(key, shown)?;
         let under = (!loc.as_ref().is_empty()).then_some(&loc);
         let listed = self

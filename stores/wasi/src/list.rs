@@ -4,7 +4,7 @@
 
 use crate::store::map_io;
 use dsh_fs_core::FsError;
-use dsh_fs_core::listing::{Collector, SortedListing, kind_of, modified_ns, not_a_directory};
+use dsh_fs_core::listing::{Collector, Entries, kind_of, modified_ns, not_a_directory};
 use std::fs;
 use std::io;
 use std::path::Path;
@@ -13,7 +13,7 @@ use std::path::Path;
 /// like `std::fs::read_dir`, but never following a symlink. `not-found` when
 /// missing, `not-directory` for anything but a directory, `too-large` beyond
 /// the entry cap.
-pub(crate) fn list(path: &Path, shown: &str) -> Result<SortedListing, FsError> {
+pub(crate) fn list(path: &Path, shown: &str) -> Result<Entries, FsError> {
     let meta = fs::symlink_metadata(path).map_err(|e| map_io(e, shown))?;
     if !meta.is_dir() {
         return Err(not_a_directory(shown));

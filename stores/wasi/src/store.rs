@@ -5,7 +5,7 @@
 use crate::object::{self, WasiObject};
 use crate::replace::{self, WasiReplace};
 use crate::{list, meta, resolve};
-use dsh_fs_core::listing::SortedListing;
+use dsh_fs_core::listing::Entries;
 use dsh_fs_core::store::{ByteStore, ObjectMeta, Target};
 use dsh_fs_core::{EntryKind, ErrorCode, FsError};
 use std::io;
@@ -79,7 +79,7 @@ impl WasiStore {
 impl ByteStore for WasiStore {
     type Object = WasiObject;
     type Replace<'s> = WasiReplace;
-    type Listing = SortedListing;
+    type Listing = Entries;
 
     fn roots(&self) -> &[PathBuf] {
         &self.roots
@@ -104,7 +104,7 @@ impl ByteStore for WasiStore {
         object::open_regular(&self.path(target.key()), target.display_path())
     }
 
-    fn list_dir(&self, target: &Target) -> Result<SortedListing, FsError> {
+    fn list_dir(&self, target: &Target) -> Result<Entries, FsError> {
         list::list(&self.path(target.key()), target.display_path())
     }
 

@@ -13,8 +13,10 @@
 
 pub use dsh_fs_core::layer::TextLayer;
 pub use dsh_fs_core::store::memory::MemoryStore;
-pub use dsh_fs_core::store::{ByteStore, Listing, Target, TextStream};
-pub use dsh_fs_store_local::{LocalObject, LocalProvider, LocalReplace, LocalStore};
+pub use dsh_fs_core::store::{ByteStore, Deadline, Listing, Seam, Shortcuts, Target, TextStream};
+pub use dsh_fs_store_local::{
+    LocalObject, LocalProvider, LocalReplace, LocalShortcuts, LocalStore,
+};
 pub use dsh_fs_store_object::{BucketStore, ObjectStoreProvider, S3Options};
 
 pub use dsh_fs_core::provider::{BoxListing, BoxStream, DynProvider, Provider, Resolved};

@@ -5,7 +5,7 @@ use super::exports::dsh::fs::store as api;
 use super::exports::dsh::fs::types as wit;
 use super::{Component, provider};
 use crate::{WasiObject, WasiReplace, WasiStore};
-use dsh_fs_core::listing::SortedListing;
+use dsh_fs_core::listing::Entries;
 use dsh_fs_core::store::{ByteStore, Guard, Object, Replace, Target};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -93,7 +93,7 @@ impl api::GuestReader for ReaderResource {
 }
 
 /// The exported `listing` resource of the store.
-pub(super) struct StoreListing(RefCell<SortedListing>);
+pub(super) struct StoreListing(RefCell<Entries>);
 
 impl api::GuestListing for StoreListing {
     fn next(&self, max: u32) -> Result<Vec<wit::DirEntry>, wit::FsError> {
