@@ -182,10 +182,12 @@ fn load_component(engine: &Engine, bytes: &[u8], cache: Option<&Path>) -> Result
     // SAFETY: `compiled` was produced by this very engine just above.
     let component = unsafe { Component::deserialize(engine, &compiled)? };
     let stored = (|| -> std::io::Result<()> {
+        use std::io::Write;
         std::fs::create_dir_all(cache)?;
-        let tmp = cache.join(format!(".tools-{id}.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, &compiled)?;
-        std::fs::rename(&tmp, &file)
+        let mut tmp = tempfile::NamedTempFile::new_in(cache)?;
+        tmp.write_all(&compiled)?;
+        tmp.persist(&file)?;
+        Ok(())
     })();
     if let Err(e) = stored {
         // The cache is an optimisation; a read-only home must not stop the tools.
