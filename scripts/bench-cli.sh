@@ -12,7 +12,7 @@ wasm=${1:-target/guest/dsh_fs_cli.wasm}
 calls=${CALLS:-10000}
 runs=${RUNS:-5}
 if [ ! -f "$wasm" ]; then
-    echo "error: $wasm is missing; run scripts/build-cli-component.sh" >&2
+    echo "error: $wasm is missing; run cargo xtask cli" >&2
     exit 1
 fi
 command -v wasmtime >/dev/null || { echo "error: run scripts/install-cli-tools.sh" >&2; exit 1; }

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 cargo build --release -p dsh-fs -p dsh-fs-bench --quiet
-scripts/build-cli-component.sh >/dev/null
+cargo xtask cli >/dev/null
 
 echo "== wasmtime library (dsh-fs, local disk)"
 target/release/dsh-fs-bench --max-mib 0 --reps 5

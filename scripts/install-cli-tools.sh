@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Installs the stock CLIs that run and compose the dsh-fs command component: wasmtime-cli and
-# wac-cli at pinned versions, from crates.io, only when the ones on PATH do not already report them.
+# Installs the stock CLI that runs the dsh-fs command component: wasmtime-cli at its pinned
+# version, from crates.io, only when the one on PATH does not already report it. (The components
+# are composed by `cargo xtask`, with wac-graph: no wac CLI is needed.)
 set -euo pipefail
 
 WASMTIME_VERSION=48.0.8
-WAC_VERSION=0.12.0
 
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
@@ -20,11 +20,4 @@ else
         --features run,component-model,cranelift
 fi
 
-if has_version wac "$WAC_VERSION"; then
-    echo "wac $WAC_VERSION already installed"
-else
-    cargo install "wac-cli@$WAC_VERSION" --locked --no-default-features
-fi
-
 wasmtime --version
-wac --version

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Packages the Rust host crate for crates.io with the crates it depends on (core, tools,
-# search, command, the local and object stores; cargo packages them together against
+# Packages the Rust host crate for crates.io with the crates it depends on (core, search,
+# command, the local and object stores, and the component build its build script uses;
+# cargo packages them together against
 # a local overlay of the registry). The package carries the built tools component in
 # host/rust/component/, so a dependent builds it without this workspace. Extra arguments go to
 # `cargo package` (e.g. --no-verify).
@@ -11,5 +12,5 @@ export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 cargo build -p dsh-fs --lib   # host/rust/build.rs builds target/guest/.../dsh_fs_tools.wasm
 mkdir -p host/rust/component
 cp target/guest/wasm32-wasip2/release/dsh_fs_tools.wasm host/rust/component/
-cargo package -p dsh-fs-core -p dsh-fs-search -p dsh-fs-tools -p dsh-fs-command \
+cargo package -p dsh-fs-build -p dsh-fs-core -p dsh-fs-search -p dsh-fs-command \
     -p dsh-fs-store-local -p dsh-fs-store-object -p dsh-fs "$@"

@@ -1,5 +1,5 @@
 //! The `dsh:fs/store` export of the `wasi:filesystem` provider component
-//! (`stores/wasi`, as `scripts/build-cli-component.sh` builds it) held to
+//! (`stores/wasi`, as `cargo xtask cli` builds it) held to
 //! the byte-store contract (`dsh_fs_core::store::contract`): each check
 //! instantiates the component on a fresh directory granted as `/work`, and
 //! every byte goes through wasmtime's own `wasi:filesystem`. (The store's

@@ -1,10 +1,10 @@
 //! The composed command component (`target/guest/dsh_fs_cli.wasm`: command +
-//! tools + `wasi:filesystem` provider, built by `scripts/build-cli-component.sh`)
+//! tools + `wasi:filesystem` provider, built by `cargo xtask cli`)
 //! under the stock `wasmtime` CLI: one session of JSON lines on stdin/stdout
 //! against a real directory granted with `--dir`.
 //!
-//! Needs `wasmtime` and `wac` at the pinned versions: a missing or different
-//! one fails these tests, naming `scripts/install-cli-tools.sh`.
+//! Needs `wasmtime` at the pinned version: a missing or different one fails
+//! these tests, naming `scripts/install-cli-tools.sh`.
 
 use crate::{Workspace, workspace};
 use serde_json::{Value, json};
@@ -18,7 +18,6 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 const WASMTIME_VERSION: &str = "48.0.8";
-const WAC_VERSION: &str = "0.12.0";
 /// Longest a whole session may take before wasmtime is killed.
 const SESSION_DEADLINE: Duration = Duration::from_secs(120);
 
@@ -58,11 +57,11 @@ fn wasmtime() -> &'static Path {
     BIN.get_or_init(|| installed("wasmtime", WASMTIME_VERSION))
 }
 
-/// The composed component, built and composed once per test run by the script.
+/// The composed component, built and composed once per test run by
+/// `cargo xtask cli`.
 pub(crate) fn composed() -> &'static Path {
     static WASM: OnceLock<PathBuf> = OnceLock::new();
     WASM.get_or_init(|| {
-        let wac = installed("wac", WAC_VERSION);
         let guest_dir = std::env::var_os("DSH_FS_GUEST_TARGET_DIR")
             .map(PathBuf::from)
             .unwrap_or_else(|| {
@@ -71,20 +70,15 @@ pub(crate) fn composed() -> &'static Path {
                     .unwrap()
                     .join("guest")
             });
-        let path =
-            std::env::join_paths(std::iter::once(wac.parent().unwrap().to_path_buf()).chain(
-                std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
-            ))
-            .unwrap();
-        let out = Command::new("bash")
-            .arg(workspace().join("scripts/build-cli-component.sh"))
-            .env("PATH", path)
+        let out = Command::new(env!("CARGO"))
+            .current_dir(workspace())
+            .args(["run", "--quiet", "-p", "xtask", "--", "cli"])
             .env("DSH_FS_GUEST_TARGET_DIR", &guest_dir)
             .output()
-            .expect("running scripts/build-cli-component.sh");
+            .expect("running cargo xtask cli");
         assert!(
             out.status.success(),
-            "scripts/build-cli-component.sh failed:\n{}{}",
+            "cargo xtask cli failed:\n{}{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );

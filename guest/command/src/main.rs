@@ -105,7 +105,7 @@ fn main() {
 fn main() {
     eprintln!(
         "dsh-fs-command is a WebAssembly command component. Build and compose it with \
-         scripts/build-cli-component.sh, then run: \
+         `cargo xtask cli`, then run: \
          wasmtime run --dir DIR::/work target/guest/dsh_fs_cli.wasm"
     );
     std::process::exit(2);

@@ -2,7 +2,7 @@
 //! exports `dsh:fs/provider` (world `fs-text` of `wit/since_v0.1.0/world.wit`) served by
 //! [`dsh_fs_core::layer::TextLayer`] over the imported `dsh:fs/store`. A host
 //! that can only move bytes (a JavaScript store, `wasi:filesystem`) plugs it
-//! into the tools component with `wac plug` and gets every provider rule
+//! into the tools component (`cargo xtask js`) and gets every provider rule
 //! (decoding, BOMs, versions, freshness, intents, splices) from Rust.
 //!
 //! - `store`: [`dsh_fs_core::store::ByteStore`] over the imported WIT store;

@@ -3,17 +3,15 @@
 // suite of dsh-fs-core beside the provider) and transpiles it into
 // test/generated/contract/, where test/contract.test.js runs the suite
 // against each JavaScript store. Its own target directory
-// (target/guest-contract), so the adapter the package ships is never
-// rebuilt with the feature.
+// (target/guest-contract, `cargo xtask contract`), so the text layer the
+// package ships is never rebuilt with the feature.
 
 import { spawnSync } from 'node:child_process';
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { xtask } from './xtask.mjs';
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
-const workspace = here('../../../');
-const targetDir = join(workspace, 'target/guest-contract');
 const out = here('../test/generated/contract/');
 
 function run(command, args, options = {}) {
@@ -25,20 +23,12 @@ function run(command, args, options = {}) {
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 
-const env = { ...process.env, CARGO_TARGET_DIR: targetDir, CARGO_PROFILE_RELEASE_DEBUG: 'false' };
-for (const name of ['CARGO_ENCODED_RUSTFLAGS', 'RUSTFLAGS', 'RUSTC_WRAPPER', 'RUSTC_WORKSPACE_WRAPPER', 'CARGO_BUILD_TARGET']) {
-  delete env[name];
-}
-run(
-  process.env.CARGO ?? 'cargo',
-  ['build', '--quiet', '--release', '--target', 'wasm32-wasip2', '-p', 'dsh-fs-text', '--features', 'contract'],
-  { cwd: workspace, env },
-);
+const wasm = xtask('contract');
 rmSync(out, { recursive: true, force: true });
 run(process.execPath, [
   here('../node_modules/@bytecodealliance/jco/dist/jco.js'),
   'transpile',
-  join(targetDir, 'wasm32-wasip2/release/dsh_fs_text.wasm'),
+  wasm,
   '--out-dir',
   out,
   '--name',

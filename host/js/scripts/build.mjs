@@ -1,20 +1,15 @@
-// `npm run build`: composes the tools component with the text adapter
-// (`wac plug`: the adapter's `dsh:fs/provider` into the tools' import), so
-// the result imports only `dsh:fs/store` and WASI, transpiles it with jco
-// into generated/ and lists its core modules for src/component.js. Both
-// components are the ones `cargo build -p dsh-fs` leaves in target/guest/;
-// DSH_FS_WASM names an already composed component instead. `wac` comes from
-// scripts/install-cli-tools.sh (PATH or ~/.cargo/bin).
+// `npm run build`: the tools component with the text layer plugged into its
+// provider import (`cargo xtask js`), so the result imports only
+// `dsh:fs/store` and WASI; transpiles it with jco into generated/ and lists
+// its core modules for src/component.js. DSH_FS_WASM names an already
+// composed component instead.
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { xtask } from './xtask.mjs';
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
-const guest = process.env.DSH_FS_GUEST_TARGET_DIR ?? here('../../../target/guest/');
-const release = join(guest, 'wasm32-wasip2/release');
 const out = here('../generated/');
 const jco = here('../node_modules/@bytecodealliance/jco/dist/jco.js');
 
@@ -28,20 +23,8 @@ function run(command, args) {
 }
 
 function compose() {
-  const tools = join(release, 'dsh_fs_tools.wasm');
-  const adapter = join(release, 'dsh_fs_text.wasm');
-  for (const wasm of [tools, adapter]) {
-    if (!existsSync(wasm)) {
-      console.error(
-        `no component at ${wasm}: run \`cargo build -p dsh-fs\` at the repository root, or set DSH_FS_WASM`,
-      );
-      process.exit(1);
-    }
-  }
-  const cargoBin = join(process.env.CARGO_HOME ?? join(homedir(), '.cargo'), 'bin', 'wac');
-  const wac = existsSync(cargoBin) ? cargoBin : 'wac';
-  const composed = join(guest, 'dsh_fs_tools_text.wasm');
-  run(wac, ['plug', tools, '--plug', adapter, '-o', composed]);
+  // The tools with the text layer plugged into their provider import.
+  const composed = xtask('js');
   // The composition must import the byte store and nothing else but WASI.
   const wit = spawnSync(process.execPath, [jco, 'wit', composed], { encoding: 'utf8' });
   const imports = [...(wit.stdout ?? '').matchAll(/^\s*import ([^;]+);/gm)].map((m) => m[1]);

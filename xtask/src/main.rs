@@ -1,0 +1,104 @@
+//! `cargo xtask`: the one driver of every component build beyond the one the
+//! host's build script embeds. Each component is built by
+//! [`dsh_fs_build::component`], as the host builds the tools; compositions
+//! are made with `wac-graph` (what `wac plug` runs), into the components'
+//! target directory:
+//!
+//! - `cargo xtask cli`: the tools, the text layer over the `wasi:filesystem`
+//!   store and the JSON-lines command, composed into `dsh_fs_cli.wasm`, a
+//!   command whose only imports are WASI, for the stock `wasmtime run`;
+//! - `cargo xtask js`: the tools with the text layer component plugged into
+//!   their provider import, `dsh_fs_tools_text.wasm`, which imports only the
+//!   byte store and WASI: what `host/js` transpiles with jco;
+//! - `cargo xtask contract`: the text layer with the byte-store contract
+//!   suite beside it (feature `contract`), for the JS stores' contract tests.
+//!
+//! Each prints the path of what it made.
+
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+use wac_graph::types::Package;
+use wac_graph::{CompositionGraph, EncodeOptions};
+
+fn main() -> Result<()> {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .context("xtask lives in the workspace")?
+        .to_path_buf();
+    let target = dsh_fs_build::target_dir(&workspace);
+    let build = |package: &str, artifact: &str| {
+        dsh_fs_build::component(&workspace, &target, package, &[], artifact)
+            .map_err(anyhow::Error::msg)
+    };
+    let made = match std::env::args().nth(1).as_deref() {
+        Some("cli") => {
+            let tools = build("dsh-fs-tools", "dsh_fs_tools")?;
+            let provider = build("dsh-fs-store-wasi", "dsh_fs_store_wasi")?;
+            let command = build("dsh-fs-command", "dsh-fs-command")?;
+            // The tools import dsh:fs/provider, which the wasi store's
+            // component exports; the command imports dsh:fs/tools.
+            let tools = plug(&tools, &[&provider])?;
+            let out = target.join("dsh_fs_cli.wasm");
+            write(&out, &plug_bytes(&read(&command)?, &[tools])?)?;
+            out
+        }
+        Some("js") => {
+            let tools = build("dsh-fs-tools", "dsh_fs_tools")?;
+            let text = build("dsh-fs-text", "dsh_fs_text")?;
+            let out = target.join("dsh_fs_tools_text.wasm");
+            write(&out, &plug(&tools, &[&text])?)?;
+            out
+        }
+        Some("contract") => {
+            // Its own target directory, so the text layer the JS package
+            // ships is never rebuilt with the feature.
+            let target = target.with_file_name("guest-contract");
+            dsh_fs_build::component(
+                &workspace,
+                &target,
+                "dsh-fs-text",
+                &["contract"],
+                "dsh_fs_text",
+            )
+            .map_err(anyhow::Error::msg)?
+        }
+        other => bail!(
+            "usage: cargo xtask cli | js | contract (got {})",
+            other.unwrap_or("nothing")
+        ),
+    };
+    println!("{}", made.display());
+    Ok(())
+}
+
+/// `socket` with the exports of `plugs` plugged into its imports, encoded.
+fn plug(socket: &Path, plugs: &[&Path]) -> Result<Vec<u8>> {
+    let plugs = plugs.iter().map(|p| read(p)).collect::<Result<Vec<_>>>()?;
+    plug_bytes(&read(socket)?, &plugs)
+}
+
+fn plug_bytes(socket: &[u8], plugs: &[Vec<u8>]) -> Result<Vec<u8>> {
+    let mut graph = CompositionGraph::new();
+    let package = Package::from_bytes("socket", None, socket.to_vec(), graph.types_mut())?;
+    let socket = graph.register_package(package)?;
+    let mut ids = Vec::new();
+    for (i, bytes) in plugs.iter().enumerate() {
+        let name = format!("plug:p{i}");
+        let package = Package::from_bytes(&name, None, bytes.clone(), graph.types_mut())?;
+        ids.push(graph.register_package(package)?);
+    }
+    wac_graph::plug(&mut graph, ids, socket)?;
+    Ok(graph.encode(EncodeOptions::default())?)
+}
+
+fn read(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("reading {}", path.display()))
+}
+
+/// Writes `bytes` to `path` through a file beside it, so a reader never
+/// sees half a component.
+fn write(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = PathBuf::from(format!("{}.tmp", path.display()));
+    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+}
