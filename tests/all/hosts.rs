@@ -22,6 +22,8 @@ const SUBSET: &[&str] = &[
     "rust: the edit was already applied",
     "rust: \\n written as two characters",
     "rust: nothing like it in the file",
+    "rust: a placeholder comment for the lines in between",
+    "rust: old_string in a markdown fence",
     "python: quotes swapped",
     "markdown: straight quotes and -- for typographic ones",
     "crlf: indentation in a CRLF file",

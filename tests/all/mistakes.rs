@@ -2,6 +2,7 @@
 //! a real file: the file stays byte for byte as it was, and the answer names
 //! the cause, the fix and the place in one round trip.
 
+mod artefacts;
 mod paths;
 mod slips;
 
@@ -79,6 +80,44 @@ fn edit(file: &str, old: &str, new: &str) -> Value {
 
 /// The corpus. Line numbers refer to the fixtures as `read` numbers them.
 pub(crate) const CASES: &[Case] = &[
+    // --- What the file cannot hold ---------------------------------------
+    Case {
+        name: "rust: a placeholder comment for the lines in between",
+        file: "inventory.rs",
+        read: true,
+        tool: "edit",
+        args: || {
+            edit(
+                "inventory.rs",
+                "    pub fn new(sku: &str, name: &str, price_cents: u64) -> Self {\n        // ... existing code ...\n    }",
+                "    pub fn new(sku: &str, name: &str, price_cents: u64) -> Self {\n        todo!()\n    }",
+            )
+        },
+        code: "FS_EDIT_NOT_FOUND",
+        cause: "`// ... existing code ...`, is a placeholder for lines it leaves out",
+        fix: "copy the lines it stands for from read's output, or make one edit before it and one after",
+        place: &[
+            "the lines before it match at line 16",
+            "\n16:     pub fn new(sku: &str, name: &str, price_cents: u64) -> Self {",
+        ],
+    },
+    Case {
+        name: "rust: old_string in a markdown fence",
+        file: "inventory.rs",
+        read: true,
+        tool: "edit",
+        args: || {
+            edit(
+                "inventory.rs",
+                "```rust\n    pub sku: String,\n    pub name: String,\n```",
+                "    pub sku: String,\n    pub title: String,",
+            )
+        },
+        code: "FS_EDIT_NOT_FOUND",
+        cause: "old_string is wrapped in a markdown fence (```rust … ```)",
+        fix: "send only the lines between the fences",
+        place: &[],
+    },
     // --- Rust, 4-space indentation -------------------------------------
     Case {
         name: "rust: tabs where the file has spaces",

@@ -192,6 +192,21 @@ fn explain_miss<P: Provider>(
         }
         Err(_) => return plain(),
     };
+    if let Some(artefact) = super::artefacts::find(&request.old_string, text.as_deref()) {
+        let (message, at) = super::artefacts::explain(&artefact, text.as_deref());
+        // The lines around where the part before a placeholder stands; a
+        // cut line is not shown again (its marker is what went wrong).
+        let quoted = matches!(artefact, super::artefacts::Artefact::Placeholder { .. });
+        let excerpt = match (&text, at) {
+            (Some(text), Some(line)) if quoted => {
+                let mut window = Window::new(line, super::diagnose::EXCERPT_LINES);
+                window.push(text);
+                window.excerpt()
+            }
+            _ => String::new(),
+        };
+        return ToolError::edit_not_found(display, &message, excerpt);
+    }
     let diagnosis = diagnoser.finish();
     let excerpt = match diagnosis.excerpt {
         Some((first, count)) => {

@@ -2,6 +2,7 @@
 //! file per tool. A [`Session`] owns the policy's observations.
 
 mod args;
+mod artefacts;
 mod diagnose;
 mod diff;
 mod edit;
