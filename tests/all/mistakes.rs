@@ -3,6 +3,7 @@
 //! the cause, the fix and the place in one round trip.
 
 mod artefacts;
+mod long;
 mod paths;
 mod slips;
 

@@ -5,7 +5,7 @@
 
 use super::Hints;
 use super::args::{Args, FILE_PATH, Field, Kind, Spec};
-use super::diagnose::{Diagnoser, numbered_like_read};
+use super::diagnose::{Diagnoser, first_difference, numbered_like_read};
 use super::diff::diff;
 use super::window::Window;
 use super::{Session, plural, refuse_unobserved, stream_each};
@@ -207,7 +207,15 @@ fn explain_miss<P: Provider>(
         };
         return ToolError::edit_not_found(display, &message, excerpt);
     }
-    let diagnosis = diagnoser.finish();
+    let mut diagnosis = diagnoser.finish();
+    // Past the lines the scan compares, the file at hand names the line.
+    if let (Some(text), Some(from)) = (&text, diagnosis.head_from)
+        && let Some((message, line)) = first_difference(text, from, &request.old_string)
+    {
+        diagnosis.message = message;
+        diagnosis.excerpt = Some((line.saturating_sub(2).max(1), 5));
+        diagnosis.kept = None;
+    }
     let excerpt = match diagnosis.excerpt {
         Some((first, count)) => {
             let mut window = Window::new(first, count);

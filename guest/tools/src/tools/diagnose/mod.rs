@@ -28,6 +28,7 @@ use dsh_fs_core::text::fold_crlf;
 use lines::{Lines, RARE_PLACES};
 pub use pasted::numbered_like_read;
 use pasted::{Pasted, decode_escapes, pasted_prefixes, split_lines, strip_prefixes};
+pub use render::first_difference;
 use render::{compose, fix_phrase, lines_phrase, plural, range_phrase};
 use scan::{Features, LooseEnds, Needle, Ring};
 
@@ -67,6 +68,10 @@ pub struct Diagnosis {
     /// The excerpt's lines, each followed by `\n`, when the scan kept them
     /// whole (no line cut, no CR), so they need not be read again.
     pub kept: Option<String>,
+    /// The file line old_string's first [`MAX_OLD_LINES`] lines match from,
+    /// when they match cleanly and the difference lies past them: the
+    /// caller, holding the file, can name the first line that differs.
+    pub head_from: Option<u64>,
 }
 
 /// A transformation of `old_string` that explains a miss by itself.
@@ -355,6 +360,7 @@ Rewrite the file with write using \\n line breaks, or edit within one line:"
                 ),
                 excerpt: Some((line, 1)),
                 kept: None,
+                head_from: None,
             };
         }
 
@@ -391,6 +397,7 @@ already applied. Check the lines below before changing anything else:",
                 ),
                 excerpt: Some((line, self.new_lines.clamp(1, EXCERPT_LINES))),
                 kept: None,
+                head_from: None,
             };
         }
 
@@ -415,6 +422,7 @@ prefixes), or read the file again:";
                     message: compose(&head, &causes, tail),
                     excerpt: Some(r.excerpt()),
                     kept: None,
+                    head_from: None,
                 }
             }
             _ => Diagnosis {
@@ -429,6 +437,7 @@ from its current text.",
                 },
                 excerpt: None,
                 kept: None,
+                head_from: None,
             },
         }
     }

@@ -4,6 +4,7 @@
 use super::difference::Report;
 use super::scan::invisible;
 use super::{Diagnoser, Diagnosis, Facts, Fix, MAX_OLD_LINES, MESSAGE_BYTES, SNIPPET_CHARS};
+use dsh_fs_core::text::fold_crlf;
 
 impl Diagnoser {
     /// A region that differs from `old_string` (after `fix`) only in
@@ -30,6 +31,7 @@ drop the final line break from old_string",
         } else {
             "match"
         };
+        let clean = fix_text.is_none() && causes.is_empty();
         let message = match (fix_text, causes.is_empty()) {
             (Some(fix_text), true) => {
                 let then = match fix {
@@ -76,6 +78,7 @@ old_string ({} lines). Edit a smaller part at a time:",
             message,
             excerpt: Some(r.excerpt()),
             kept: None,
+            head_from: (clean && matcher.total > MAX_OLD_LINES).then_some(r.first),
         }
     }
 }
@@ -390,4 +393,42 @@ pub(super) fn plural(n: u64, one: &str, many: &str) -> String {
     } else {
         format!("{n} {many}")
     }
+}
+
+/// For an old_string whose first [`MAX_OLD_LINES`] lines match the file
+/// from line `from` and whose difference lies past them: the sentence naming
+/// the first line that differs (old_string's and the file's), and that file
+/// line. `None` when no line differs (the file ends first, or `text` does
+/// not start those lines where said).
+pub fn first_difference(text: &str, from: u64, old: &str) -> Option<(String, u64)> {
+    let text = fold_crlf(text);
+    let old = fold_crlf(old);
+    let file = text.split('\n').skip(from.checked_sub(1)? as usize);
+    let wanted = old.split('\n').enumerate();
+    for (line, ((k, want), have)) in (from..).zip(wanted.zip(file)) {
+        if want != have {
+            let only_spacing = want.split_whitespace().eq(have.split_whitespace());
+            let (has, hasnt) = if only_spacing {
+                (spaced(have), spaced(want))
+            } else {
+                (snippet(have), snippet(want))
+            };
+            let legend = if only_spacing {
+                " (`·` a space, `\\t` a tab)"
+            } else {
+                ""
+            };
+            return Some((
+                format!(
+                    "its first {k} lines match {}; its line {} is the first that differs: line \
+{line} has {has} where old_string has {hasnt}{legend}. Copy old_string from these lines exactly \
+(without the `N: ` prefixes):",
+                    lines_phrase(from, line - 1),
+                    k + 1
+                ),
+                line,
+            ));
+        }
+    }
+    None
 }
