@@ -6,6 +6,7 @@ mod artefacts;
 mod long;
 mod paths;
 mod slips;
+mod spelt;
 
 use crate::{Workspace, call, code, ok};
 use serde_json::{Value, json};

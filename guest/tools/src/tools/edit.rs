@@ -5,7 +5,7 @@
 
 use super::Hints;
 use super::args::{Args, FILE_PATH, Field, Kind, Spec};
-use super::diagnose::{Diagnoser, first_difference, numbered_like_read};
+use super::diagnose::{Diagnoser, first_difference, nearest_spelling, numbered_like_read};
 use super::diff::diff;
 use super::window::Window;
 use super::{Session, plural, refuse_unobserved, stream_each};
@@ -215,6 +215,18 @@ fn explain_miss<P: Provider>(
         diagnosis.message = message;
         diagnosis.excerpt = Some((line.saturating_sub(2).max(1), 5));
         diagnosis.kept = None;
+    }
+    // Nothing similar to a one-word old_string: the word it may misspell.
+    if let (Some(text), None) = (&text, diagnosis.excerpt)
+        && let Some((word, count, line)) = nearest_spelling(text, &request.old_string)
+    {
+        let times = plural(count, "time", "times");
+        diagnosis.message = format!(
+            "`{}` is not in the file, but `{word}` is, {times} (first at line {line}): if that is \
+             the word meant, send it as old_string:",
+            request.old_string.trim()
+        );
+        diagnosis.excerpt = Some((line, 1));
     }
     let excerpt = match diagnosis.excerpt {
         Some((first, count)) => {

@@ -432,3 +432,39 @@ pub fn first_difference(text: &str, from: u64, old: &str) -> Option<(String, u64
     }
     None
 }
+
+/// For an old_string that is one word the file does not hold: the word of
+/// `text` spelt nearest to it (at most two edits, and fewer than a quarter
+/// of its letters), how often the file has it, and the line of the first.
+/// The nearest first, then the most frequent; `None` when nothing is that near.
+pub fn nearest_spelling(text: &str, old: &str) -> Option<(String, u64, u64)> {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let old = old.trim();
+    let len = old.chars().count();
+    if len < 4 || !old.chars().all(word) {
+        return None;
+    }
+    let most = (len / 4).clamp(1, 2);
+    // word -> (distance, count, first line)
+    let mut near: std::collections::HashMap<&str, (usize, u64, u64)> = Default::default();
+    for (i, line) in text.lines().enumerate() {
+        for token in line.split(|c: char| !word(c)).filter(|t| !t.is_empty()) {
+            if let Some(seen) = near.get_mut(token) {
+                seen.1 += 1;
+                continue;
+            }
+            if token.chars().count().abs_diff(len) > most {
+                continue;
+            }
+            let d = strsim::damerau_levenshtein(token, old);
+            if (1..=most).contains(&d) {
+                near.insert(token, (d, 1, i as u64 + 1));
+            }
+        }
+    }
+    near.into_iter()
+        .min_by(|a, b| {
+            (a.1.0, std::cmp::Reverse(a.1.1), a.1.2).cmp(&(b.1.0, std::cmp::Reverse(b.1.1), b.1.2))
+        })
+        .map(|(w, (_, count, line))| (w.to_owned(), count, line))
+}
