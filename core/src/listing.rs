@@ -106,29 +106,21 @@ pub fn sorted(
     listing: &mut (impl crate::store::Listing + ?Sized),
     shown: &str,
 ) -> Result<Entries, FsError> {
-    let mut entries: Vec<DirEntry> = Vec::new();
+    let mut found = Collector::new(shown);
     loop {
         let page = listing.next_entries(MAX_PAGE)?;
         if page.is_empty() {
             break;
         }
-        for mut e in page {
-            if matches!(e.name.as_str(), "" | "." | "..") {
-                continue;
-            }
-            if entries.len() as u64 >= MAX_ENTRIES {
-                return Err(too_many(shown));
-            }
-            if e.kind != DirEntryKind::File {
-                e.size = 0;
-            }
-            entries.push(e);
+        for e in page {
+            found.push(Some(e.name), e.kind, e.size, e.modified)?;
         }
     }
-    let skipped = listing.skipped();
-    if entries.len() as u64 + skipped > MAX_ENTRIES {
+    found.skipped += listing.skipped();
+    if found.entries.len() as u64 + found.skipped > MAX_ENTRIES {
         return Err(too_many(shown));
     }
+    let mut entries = found.entries;
     entries.sort_by(|a, b| {
         a.name.cmp(&b.name).then_with(|| {
             (b.kind == DirEntryKind::Directory).cmp(&(a.kind == DirEntryKind::Directory))
@@ -137,7 +129,7 @@ pub fn sorted(
     entries.dedup_by(|later, first| later.name == first.name);
     Ok(Entries {
         entries: entries.into_iter(),
-        skipped,
+        skipped: found.skipped,
     })
 }
 
