@@ -80,9 +80,10 @@ pub(super) fn explain(artefact: &Artefact, text: Option<&str>) -> (String, Optio
         if before.trim().is_empty() {
             return None;
         }
-        let at = text.find(before)?;
-        text[at + 1..]
-            .find(before)
+        let mut found = text.match_indices(before).map(|(at, _)| at);
+        let at = found.next()?;
+        found
+            .next()
             .is_none()
             .then(|| 1 + memchr::memchr_iter(b'\n', &text.as_bytes()[..at]).count() as u64)
     };
@@ -144,7 +145,9 @@ mod tests {
     #[test]
     fn a_cut_marker_is_found_with_the_part_before_it() {
         let old = "a\nlong start… [line cut: 120 more characters]\n";
-        let found = find(old, Some("a\nlong start and more\n")).unwrap();
+        // A multi-byte character right where the part begins.
+        let file = "é\na\nlong start and more\n";
+        let found = find(old, Some(file)).unwrap();
         assert_eq!(
             found,
             Artefact::Cut {
@@ -153,9 +156,9 @@ mod tests {
                 before: "a\nlong start".into(),
             }
         );
-        let (message, at) = explain(&found, Some("a\nlong start and more\n"));
-        assert_eq!(at, Some(1));
-        assert!(message.contains("matches once, at line 1"), "{message}");
+        let (message, at) = explain(&found, Some(file));
+        assert_eq!(at, Some(2));
+        assert!(message.contains("matches once, at line 2"), "{message}");
     }
 
     #[test]

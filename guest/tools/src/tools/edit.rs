@@ -174,22 +174,11 @@ fn explain_miss<P: Provider>(
             ),
         )
     };
-    let mut diagnoser = Diagnoser::new(&request.old_string, &request.new_string);
+    // The file whole when it is small enough; a larger one is streamed
+    // through the diagnosis below.
     let text = match provider.read_text(target, STREAM_THRESHOLD - 1) {
-        Ok(content) => {
-            diagnoser.push(&content.text);
-            Some(content.text)
-        }
-        Err(e) if e.code == ErrorCode::TooLarge => {
-            let streamed = stream_each(provider, target, |chunk| {
-                diagnoser.push(chunk);
-                true
-            });
-            if streamed.is_err() {
-                return plain();
-            }
-            None
-        }
+        Ok(content) => Some(content.text),
+        Err(e) if e.code == ErrorCode::TooLarge => None,
         Err(_) => return plain(),
     };
     if let Some(artefact) = super::artefacts::find(&request.old_string, text.as_deref()) {
@@ -206,6 +195,19 @@ fn explain_miss<P: Provider>(
             _ => String::new(),
         };
         return ToolError::edit_not_found(display, &message, excerpt);
+    }
+    let mut diagnoser = Diagnoser::new(&request.old_string, &request.new_string);
+    match &text {
+        Some(text) => diagnoser.push(text),
+        None => {
+            let streamed = stream_each(provider, target, |chunk| {
+                diagnoser.push(chunk);
+                true
+            });
+            if streamed.is_err() {
+                return plain();
+            }
+        }
     }
     let mut diagnosis = diagnoser.finish();
     // Past the lines the scan compares, the file at hand names the line.
