@@ -13,11 +13,13 @@ has_version() {
     command -v "$bin" >/dev/null 2>&1 && "$bin" --version 2>/dev/null | grep -qw -- "$version"
 }
 
-if has_version wasmtime "$WASMTIME_VERSION"; then
+# `run` for the command and `--invoke` of the plugin, `compile` to compile the plugin once ahead
+# of its many one-call processes (`wasmtime run --allow-precompiled`).
+if has_version wasmtime "$WASMTIME_VERSION" && wasmtime compile --help >/dev/null 2>&1; then
     echo "wasmtime $WASMTIME_VERSION already installed"
 else
     cargo install "wasmtime-cli@$WASMTIME_VERSION" --locked --no-default-features \
-        --features run,component-model,cranelift
+        --features run,compile,component-model,cranelift
 fi
 
 wasmtime --version

@@ -22,6 +22,7 @@ mod mcp_budget;
 mod mcp_transport;
 mod mistakes;
 mod object_store;
+mod plugin;
 mod readme;
 mod reads;
 mod reliability;

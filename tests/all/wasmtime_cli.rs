@@ -52,7 +52,7 @@ fn installed(name: &str, version: &str) -> PathBuf {
 }
 
 /// The `wasmtime` binary.
-fn wasmtime() -> &'static Path {
+pub(crate) fn wasmtime() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| installed("wasmtime", WASMTIME_VERSION))
 }
@@ -61,29 +61,32 @@ fn wasmtime() -> &'static Path {
 /// `cargo xtask cli`.
 pub(crate) fn composed() -> &'static Path {
     static WASM: OnceLock<PathBuf> = OnceLock::new();
-    WASM.get_or_init(|| {
-        let guest_dir = std::env::var_os("DSH_FS_GUEST_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| {
-                Path::new(env!("CARGO_TARGET_TMPDIR"))
-                    .parent()
-                    .unwrap()
-                    .join("guest")
-            });
-        let out = Command::new(env!("CARGO"))
-            .current_dir(workspace())
-            .args(["run", "--quiet", "-p", "xtask", "--", "cli"])
-            .env("DSH_FS_GUEST_TARGET_DIR", &guest_dir)
-            .output()
-            .expect("running cargo xtask cli");
-        assert!(
-            out.status.success(),
-            "cargo xtask cli failed:\n{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        guest_dir.join("dsh_fs_cli.wasm")
-    })
+    WASM.get_or_init(|| xtask("cli", "dsh_fs_cli.wasm"))
+}
+
+/// What `cargo xtask COMMAND` makes: `made`, in the guest target directory.
+pub(crate) fn xtask(command: &str, made: &str) -> PathBuf {
+    let guest_dir = std::env::var_os("DSH_FS_GUEST_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_TARGET_TMPDIR"))
+                .parent()
+                .unwrap()
+                .join("guest")
+        });
+    let out = Command::new(env!("CARGO"))
+        .current_dir(workspace())
+        .args(["run", "--quiet", "-p", "xtask", "--", command])
+        .env("DSH_FS_GUEST_TARGET_DIR", &guest_dir)
+        .output()
+        .unwrap_or_else(|e| panic!("running cargo xtask {command}: {e}"));
+    assert!(
+        out.status.success(),
+        "cargo xtask {command} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    guest_dir.join(made)
 }
 
 /// One `wasmtime run --dir ROOT::/work dsh_fs_cli.wasm` process: one session.

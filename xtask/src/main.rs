@@ -10,10 +10,19 @@
 //! - `cargo xtask js`: the tools with the text layer component plugged into
 //!   their provider import, `dsh_fs_tools_text.wasm`, which imports only the
 //!   byte store and WASI: what `host/js` transpiles with jco;
+//! - `cargo xtask plugin [WORKSPACE STATE]`: the `fs-plugin` component,
+//!   `dsh_fs_plugin.wasm` (tools, text layer and `wasi:filesystem` store in
+//!   one; the tools' descriptions in its `package-docs` section), for plugin
+//!   runtimes (wassette, `wasmtime run --invoke`), and beside it
+//!   `dsh_fs_plugin.policy.yaml`, a wassette policy granting WORKSPACE and
+//!   STATE (default `/work` and `/var/lib/dsh-fs`);
+//! - `cargo xtask policy WORKSPACE STATE`: that policy, on standard output;
 //! - `cargo xtask contract`: the text layer with the byte-store contract
 //!   suite beside it (feature `contract`), for the JS stores' contract tests.
 //!
-//! Each prints the path of what it made.
+//! Each build prints the path of what it made.
+
+mod plugin;
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -31,6 +40,14 @@ fn main() -> Result<()> {
             .map_err(anyhow::Error::msg)
     };
     let made = match std::env::args().nth(1).as_deref() {
+        Some("policy") => {
+            let dirs: Vec<PathBuf> = std::env::args().skip(2).map(PathBuf::from).collect();
+            let [workspace, state] = &dirs[..] else {
+                bail!("usage: cargo xtask policy WORKSPACE STATE");
+            };
+            print!("{}", plugin::policy(workspace, state)?);
+            return Ok(());
+        }
         Some("cli") => {
             let tools = build("dsh-fs-tools", "dsh_fs_tools")?;
             let provider = build("dsh-fs-store-wasi", "dsh_fs_store_wasi")?;
@@ -49,6 +66,21 @@ fn main() -> Result<()> {
             write(&out, &plug(&tools, &[&text])?)?;
             out
         }
+        Some("plugin") => {
+            let built = build("dsh-fs-plugin", "dsh_fs_plugin")?;
+            let out = target.join("dsh_fs_plugin.wasm");
+            write(&out, &plugin::with_docs(&read(&built)?)?)?;
+            let dirs: Vec<PathBuf> = std::env::args().skip(2).map(PathBuf::from).collect();
+            let (workspace, state) = match &dirs[..] {
+                [] => (Path::new("/work"), Path::new("/var/lib/dsh-fs")),
+                [w, s] => (w.as_path(), s.as_path()),
+                _ => bail!("usage: cargo xtask plugin [WORKSPACE STATE]"),
+            };
+            let policy = target.join("dsh_fs_plugin.policy.yaml");
+            write(&policy, plugin::policy(workspace, state)?.as_bytes())?;
+            println!("{}", policy.display());
+            out
+        }
         Some("contract") => {
             // Its own target directory, so the text layer the JS package
             // ships is never rebuilt with the feature.
@@ -63,7 +95,7 @@ fn main() -> Result<()> {
             .map_err(anyhow::Error::msg)?
         }
         other => bail!(
-            "usage: cargo xtask cli | js | contract (got {})",
+            "usage: cargo xtask cli | js | plugin | policy | contract (got {})",
             other.unwrap_or("nothing")
         ),
     };

@@ -17,9 +17,10 @@ pub mod error;
 pub mod policy;
 pub mod tools;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "component"))]
 mod component;
 
 pub use dsh_fs_core::provider::{Listing, Provider, Resolved, TextStream};
 pub use error::ToolError;
+pub use policy::{InMemory, Memory};
 pub use tools::{Hints, Session, ToolDefinition, ToolResult, definitions};

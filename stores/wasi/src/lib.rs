@@ -29,13 +29,14 @@
 #![deny(missing_docs)]
 
 mod list;
+mod lock;
 mod meta;
 mod object;
 mod replace;
 mod resolve;
 mod store;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "component"))]
 mod component;
 
 #[cfg(test)]

@@ -2,11 +2,12 @@
 //! to a temp file in the same directory, is given the old file's permissions
 //! and fsynced, then takes the name under a guard: a create links it only
 //! if the name is still free, a guarded replacement stats the name again
-//! right before the rename (WASI has no locks to hold meanwhile).
+//! right before the rename, holding the store's commit lock meanwhile when
+//! it has one (WASI has no `flock`: [`crate::lock`]).
 
-use crate::meta;
 use crate::object::{self, WasiObject};
 use crate::store::{WasiStore, map_io};
+use crate::{lock, meta};
 use dsh_fs_core::seam::vanished;
 use dsh_fs_core::store::{Guard, Replace, Target};
 use dsh_fs_core::{ErrorCode, FsError};
@@ -29,6 +30,8 @@ pub struct WasiReplace {
     perms: Option<fs::Permissions>,
     /// Made on the first write, so a refused call touches nothing.
     temp: Option<NamedTempFile>,
+    /// The commit lock to hold from the guard's check to the rename.
+    lock: Option<PathBuf>,
 }
 
 /// Opens what is at the target (`None` when absent) and checks, or creates,
@@ -65,6 +68,9 @@ pub(crate) fn begin(
         shown: shown.to_owned(),
         perms: current.as_ref().and_then(|o| permissions(o.file())),
         temp: None,
+        lock: store
+            .lock_dir()
+            .map(|dir| lock::path(dir, store.root(), target.key())),
     };
     Ok((replace, current))
 }
@@ -104,6 +110,10 @@ impl Replace for WasiReplace {
         })();
         written.map_err(|e| map_io(e, &shown))?;
         let target = self.dir.join(&self.name);
+        let _held = match self.lock.take() {
+            Some(lock) => Some(lock::take(lock, &shown)?),
+            None => None,
+        };
         // A failed persist hands the temp file back; dropping it removes it.
         match guard {
             Guard::Absent => temp.persist_noclobber(&target).map_err(|e| {

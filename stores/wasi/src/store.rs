@@ -22,6 +22,8 @@ use std::path::{Path, PathBuf};
 pub struct WasiStore {
     /// The root, alone: the one absolute spelling model paths may begin with.
     roots: [PathBuf; 1],
+    /// Where commits take their locks, when instances may run at once.
+    locks: Option<PathBuf>,
 }
 
 impl WasiStore {
@@ -46,7 +48,10 @@ impl WasiStore {
             ));
         }
         match meta::stat_path(&root) {
-            Ok(st) if st.kind == EntryKind::Directory => Ok(WasiStore { roots: [root] }),
+            Ok(st) if st.kind == EntryKind::Directory => Ok(WasiStore {
+                roots: [root],
+                locks: None,
+            }),
             Ok(_) => Err(unavailable("is not a directory")),
             Err(e) => Err(unavailable(&format!("cannot be opened ({e})"))),
         }
@@ -59,6 +64,20 @@ impl WasiStore {
             Ok(root) if !root.is_empty() => Self::new(root),
             _ => Self::new(crate::DEFAULT_ROOT),
         }
+    }
+
+    /// Makes every commit take a lock file in `dir` (outside the root),
+    /// so instances sharing `dir` never interleave two commits of one file:
+    /// for runtimes that run calls in instances of their own at once. Without
+    /// it a commit is guarded by a `stat` right before its rename only.
+    pub fn with_lock_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.locks = Some(dir.into());
+        self
+    }
+
+    /// The lock directory, if commits take locks.
+    pub(crate) fn lock_dir(&self) -> Option<&Path> {
+        self.locks.as_deref()
     }
 
     /// The root directory.

@@ -20,7 +20,7 @@ pub use read::MAX_LINES;
 pub use window::{LineIndex, MAX_LINE_CHARS, MAX_OUTPUT_BYTES, Window};
 
 use crate::error::{Tool, ToolError};
-use crate::policy::Policy;
+use crate::policy::{Memory, Policy};
 use dsh_fs_core::provider::{Provider, Resolved, TextStream};
 use dsh_fs_core::{EntryKind, ErrorCode, FsError, SearchQuery};
 use dsh_fs_search::Budget;
@@ -107,9 +107,6 @@ pub struct Session<P> {
     policy: Policy,
     /// Line indexes of large files this session streamed, newest last.
     index: Vec<(String, window::LineIndex)>,
-    /// Keys of new files a write was refused for, as twins of existing
-    /// names: sent again, the write creates them.
-    twins: Vec<String>,
 }
 
 impl<P: Provider> Session<P> {
@@ -120,7 +117,16 @@ impl<P: Provider> Session<P> {
             provider,
             policy: Policy::new(observation_policy),
             index: Vec::new(),
-            twins: Vec::new(),
+        }
+    }
+
+    /// A session that keeps its observations in `memory` rather than in
+    /// itself: for a host that runs each call in a fresh instance.
+    pub fn with_memory(provider: P, observation_policy: bool, memory: Box<dyn Memory>) -> Self {
+        Session {
+            provider,
+            policy: Policy::with_memory(observation_policy, memory),
+            index: Vec::new(),
         }
     }
 
@@ -146,14 +152,6 @@ impl<P: Provider> Session<P> {
             Ok(text) => ToolResult::ok(text),
             Err(e) => ToolResult::err(e),
         }
-    }
-
-    /// Lets a write create `key` although it twins an existing name.
-    fn allow_twin(&mut self, key: String) {
-        if self.twins.len() == INDEXED_FILES {
-            self.twins.remove(0);
-        }
-        self.twins.push(key);
     }
 
     /// Keeps the line index of `key`, dropping the oldest beyond [`INDEXED_FILES`].

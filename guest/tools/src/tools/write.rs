@@ -87,10 +87,10 @@ file; {display} is unchanged.",
         if let Some(e) = spelling::refuse_slips(&session.provider, &path) {
             return Err(e);
         }
-        if !session.twins.contains(&key)
+        if !session.policy.twin_allowed(&key)
             && let Some(e) = spelling::refuse_twin(&session.provider, &display)
         {
-            session.allow_twin(key);
+            session.policy.allow_twin(key);
             return Err(e);
         }
     }

@@ -1,0 +1,98 @@
+//! The WIT glue: each world-level export of `fs-plugin` turns its
+//! parameters into the tool's JSON arguments (an absent option is an absent
+//! key) and answers [`crate::call`]'s text. Nothing else lives here.
+
+use serde_json::{Map, Value};
+
+// The generated export glue passes each string as pointer and length.
+#[allow(clippy::too_many_arguments)]
+mod bindings {
+    wit_bindgen::generate!({
+    world: "fs-plugin",
+    path: "../../wit/since_v0.1.0",
+    // The exports `read` and `write` would otherwise take wasi-libc's
+    // symbols of those names, and the first file read would trap; `cm32p2`
+    // is the component model's standard name mangling, so the prefixed
+    // names are still found as the world's exports.
+    export_prefix: "cm32p2||",
+    pub_export_macro: true,
+    });
+}
+
+use bindings::{Guest, export};
+
+/// The exported component.
+struct Component;
+
+/// Runs `tool` with `fields`, the absent ones left out.
+fn run(tool: &str, fields: &[(&str, Option<Value>)]) -> String {
+    let arguments: Map<String, Value> = fields
+        .iter()
+        .filter_map(|(name, value)| Some(((*name).to_owned(), value.clone()?)))
+        .collect();
+    let settings = crate::Settings::from_env(|name| std::env::var(name).ok());
+    crate::call(&settings, tool, &Value::Object(arguments).to_string())
+}
+
+impl Guest for Component {
+    fn read(file_path: String, offset: Option<u32>, limit: Option<u32>) -> String {
+        run(
+            "read",
+            &[
+                ("file_path", Some(file_path.into())),
+                ("offset", offset.map(Value::from)),
+                ("limit", limit.map(Value::from)),
+            ],
+        )
+    }
+
+    fn write(file_path: String, content: String) -> String {
+        run(
+            "write",
+            &[
+                ("file_path", Some(file_path.into())),
+                ("content", Some(content.into())),
+            ],
+        )
+    }
+
+    fn edit(
+        file_path: String,
+        old_string: String,
+        new_string: String,
+        replace_all: Option<bool>,
+    ) -> String {
+        run(
+            "edit",
+            &[
+                ("file_path", Some(file_path.into())),
+                ("old_string", Some(old_string.into())),
+                ("new_string", Some(new_string.into())),
+                ("replace_all", replace_all.map(Value::from)),
+            ],
+        )
+    }
+
+    fn glob(pattern: String, path: Option<String>) -> String {
+        run(
+            "glob",
+            &[
+                ("pattern", Some(pattern.into())),
+                ("path", path.map(Value::from)),
+            ],
+        )
+    }
+
+    fn grep(pattern: String, path: Option<String>, include: Option<String>) -> String {
+        run(
+            "grep",
+            &[
+                ("pattern", Some(pattern.into())),
+                ("path", path.map(Value::from)),
+                ("include", include.map(Value::from)),
+            ],
+        )
+    }
+}
+
+export!(Component with_types_in bindings);

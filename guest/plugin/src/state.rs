@@ -1,0 +1,287 @@
+//! The session's memory on disk: one small file per observation in a state
+//! directory the runtime grants, so read-before-edit holds although every
+//! call runs in a fresh instance.
+//!
+//! - An entry is `seen-<hash>.json` (the version observed of one target) or
+//!   `twin-<hash>.json` (a twin the model confirmed), the hash taken over the
+//!   scope (session name and workspace root) and the target's key. The file
+//!   holds all three, so a collision or another workspace's entry reads as
+//!   nothing.
+//! - It is replaced atomically: written beside under a name of its own, then
+//!   renamed over. Two instances recording at once leave one whole entry,
+//!   never a mix; instances recording different targets never touch each
+//!   other's files.
+//! - Anything that does not parse, or names another scope or key, answers
+//!   "not observed": the worst a damaged directory does is ask for a read.
+//! - At most [`MAX_ENTRIES`] entries: adding one beyond it forgets the
+//!   oldest. Each is at most [`MAX_ENTRY_BYTES`].
+
+use dsh_fs_core::Version;
+use dsh_fs_tools::Memory;
+use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
+use std::collections::hash_map::RandomState;
+use std::fs;
+use std::hash::BuildHasher;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::{Duration, SystemTime};
+
+/// Entries kept; the oldest are forgotten beyond it.
+pub const MAX_ENTRIES: usize = 1024;
+
+/// The largest entry file read (a key is a path of at most 4 KiB).
+pub const MAX_ENTRY_BYTES: u64 = 16 * 1024;
+
+/// The format written, and the only one read.
+const FORMAT: u32 = 1;
+
+/// A writer's file left older than this was abandoned, and is removed.
+const ABANDONED: Duration = Duration::from_secs(600);
+
+/// One entry as stored.
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    format: u32,
+    scope: String,
+    key: String,
+    /// The version observed; absent in a twin's entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    version: Option<String>,
+}
+
+/// What an entry records.
+#[derive(Clone, Copy)]
+enum Kind {
+    Seen,
+    Twin,
+}
+
+impl Kind {
+    fn prefix(self) -> &'static str {
+        match self {
+            Kind::Seen => "seen",
+            Kind::Twin => "twin",
+        }
+    }
+}
+
+/// A [`Memory`] in a state directory.
+#[derive(Debug)]
+pub struct DiskMemory {
+    dir: PathBuf,
+    scope: String,
+    /// Why recording failed, for the answer to say (the call itself
+    /// stood); shared with whoever holds [`DiskMemory::failures`].
+    failed: Rc<RefCell<Option<String>>>,
+}
+
+impl DiskMemory {
+    /// The memory of the session `session` over the workspace `root`, kept in `dir`.
+    pub fn new(dir: impl Into<PathBuf>, session: &str, root: &Path) -> Self {
+        DiskMemory {
+            dir: dir.into(),
+            scope: format!("{session}\n{}", root.display()),
+            failed: Rc::default(),
+        }
+    }
+
+    /// Where this memory leaves why its last recording failed: it stays
+    /// reachable once the memory is handed to a session.
+    pub fn failures(&self) -> Rc<RefCell<Option<String>>> {
+        Rc::clone(&self.failed)
+    }
+
+    fn path(&self, kind: Kind, key: &str) -> PathBuf {
+        let hash = xxhash_rust::xxh3::xxh3_128(format!("{}\n{key}", self.scope).as_bytes());
+        self.dir.join(format!("{}-{hash:032x}.json", kind.prefix()))
+    }
+
+    /// The entry of `key`, when there is a whole one for this scope.
+    fn load(&self, kind: Kind, key: &str) -> Option<Entry> {
+        let mut bytes = Vec::new();
+        fs::File::open(self.path(kind, key))
+            .ok()?
+            .take(MAX_ENTRY_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .ok()?;
+        let entry: Entry = serde_json::from_slice(&bytes).ok()?;
+        (entry.format == FORMAT && entry.scope == self.scope && entry.key == key).then_some(entry)
+    }
+
+    fn store(&mut self, kind: Kind, key: String, version: Option<Version>) {
+        let entry = Entry {
+            format: FORMAT,
+            scope: self.scope.clone(),
+            key,
+            version,
+        };
+        if let Err(e) = self.replace(kind, &entry) {
+            *self.failed.borrow_mut() = Some(format!(
+                "could not record it in the state directory {} ({e})",
+                self.dir.display()
+            ));
+        }
+    }
+
+    /// Writes `entry` beside its file and renames it over; forgets the
+    /// oldest entries when this one is new and the directory is full.
+    fn replace(&self, kind: Kind, entry: &Entry) -> io::Result<()> {
+        let path = self.path(kind, &entry.key);
+        let bytes = serde_json::to_vec(entry).map_err(io::Error::other)?;
+        if bytes.len() as u64 > MAX_ENTRY_BYTES {
+            return Err(io::Error::other("the entry is too large"));
+        }
+        let nonce = RandomState::new().hash_one(SystemTime::now());
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("entry");
+        let tmp = self.dir.join(format!(".{name}.{nonce:016x}.tmp"));
+        let new = !path.exists();
+        fs::write(&tmp, &bytes)?;
+        if let Err(e) = fs::rename(&tmp, &path) {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
+        if new {
+            self.prune();
+        }
+        Ok(())
+    }
+
+    /// Forgets the oldest entries beyond [`MAX_ENTRIES`] and removes
+    /// abandoned writers' files. Best effort: an instance pruning at the
+    /// same time may have removed a file first.
+    fn prune(&self) {
+        let Ok(listing) = fs::read_dir(&self.dir) else {
+            return;
+        };
+        let now = SystemTime::now();
+        let mut entries = Vec::new();
+        for item in listing.flatten() {
+            let name = item.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let modified = item
+                .metadata()
+                .and_then(|m| m.modified())
+                .unwrap_or(SystemTime::UNIX_EPOCH);
+            if name.ends_with(".tmp") {
+                if now.duration_since(modified).unwrap_or_default() > ABANDONED {
+                    let _ = fs::remove_file(item.path());
+                }
+            } else if name.ends_with(".json") {
+                entries.push((modified, item.path()));
+            }
+        }
+        if entries.len() <= MAX_ENTRIES {
+            return;
+        }
+        entries.sort();
+        for (_, path) in &entries[..entries.len() - MAX_ENTRIES] {
+            let _ = fs::remove_file(path);
+        }
+    }
+}
+
+impl Memory for DiskMemory {
+    fn observed(&self, key: &str) -> Option<Version> {
+        self.load(Kind::Seen, key)?.version
+    }
+
+    fn observe(&mut self, key: String, version: Version) {
+        self.store(Kind::Seen, key, Some(version));
+    }
+
+    fn twin_allowed(&self, key: &str) -> bool {
+        self.load(Kind::Twin, key).is_some()
+    }
+
+    fn allow_twin(&mut self, key: String) {
+        self.store(Kind::Twin, key, None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn memory(dir: &Path) -> DiskMemory {
+        DiskMemory::new(dir, "s", Path::new("/work"))
+    }
+
+    #[test]
+    fn an_observation_outlives_its_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        memory(dir.path()).observe("a.txt".into(), "v1".into());
+        let m = memory(dir.path());
+        assert_eq!(m.observed("a.txt").as_deref(), Some("v1"));
+        assert_eq!(m.observed("b.txt"), None);
+        assert!(!m.twin_allowed("a.txt"));
+    }
+
+    #[test]
+    fn other_sessions_and_roots_see_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        memory(dir.path()).observe("a.txt".into(), "v1".into());
+        let other_session = DiskMemory::new(dir.path(), "t", Path::new("/work"));
+        let other_root = DiskMemory::new(dir.path(), "s", Path::new("/src"));
+        assert_eq!(other_session.observed("a.txt"), None);
+        assert_eq!(other_root.observed("a.txt"), None);
+    }
+
+    #[test]
+    fn a_damaged_entry_reads_as_not_observed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = memory(dir.path());
+        m.observe("a.txt".into(), "v1".into());
+        m.allow_twin("b.txt".into());
+        let seen = m.path(Kind::Seen, "a.txt");
+        let whole = fs::read(&seen).unwrap();
+        for cut in [0, 1, whole.len() / 2, whole.len() - 1] {
+            fs::write(&seen, &whole[..cut]).unwrap();
+            assert_eq!(m.observed("a.txt"), None, "cut at {cut}");
+        }
+        // An entry copied under another key's name is not that key's.
+        fs::copy(m.path(Kind::Twin, "b.txt"), m.path(Kind::Twin, "c.txt")).unwrap();
+        assert!(m.twin_allowed("b.txt") && !m.twin_allowed("c.txt"));
+        let mut older = serde_json::from_slice::<serde_json::Value>(&whole).unwrap();
+        older["format"] = 0.into();
+        fs::write(&seen, older.to_string()).unwrap();
+        assert_eq!(m.observed("a.txt"), None);
+    }
+
+    #[test]
+    fn the_oldest_entries_are_forgotten_beyond_the_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = memory(dir.path());
+        for i in 0..MAX_ENTRIES + 3 {
+            m.observe(format!("f{i}"), "v".into());
+            if i < 3 {
+                // Coarse clocks: the first three are plainly the oldest.
+                let old = SystemTime::now() - Duration::from_secs(60);
+                fs::File::options()
+                    .write(true)
+                    .open(m.path(Kind::Seen, &format!("f{i}")))
+                    .unwrap()
+                    .set_modified(old)
+                    .unwrap();
+            }
+        }
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), MAX_ENTRIES);
+        assert_eq!(m.observed("f0"), None);
+        assert_eq!(m.observed("f2"), None);
+        assert_eq!(m.observed("f3").as_deref(), Some("v"));
+        assert!(m.failures().take().is_none());
+    }
+
+    #[test]
+    fn a_failed_recording_is_reported_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = DiskMemory::new(dir.path().join("missing"), "s", Path::new("/work"));
+        m.observe("a.txt".into(), "v1".into());
+        let failures = m.failures();
+        let why = failures.take().unwrap();
+        assert!(why.contains("state directory"), "{why}");
+        assert!(failures.take().is_none());
+        assert_eq!(m.observed("a.txt"), None);
+    }
+}

@@ -1,0 +1,161 @@
+//! One scenario through `wasmtime run --invoke`, a process per call, against
+//! the same scenario in one in-process session: the same texts, call by call.
+
+use super::Grants;
+use crate::Workspace;
+use serde_json::{Value, json};
+
+/// A step of the scenario: a call, or a change made behind the agent's back.
+enum Step {
+    Call(&'static str, Value),
+    Outside(&'static str, &'static str),
+}
+
+fn scenario() -> Vec<Step> {
+    use Step::*;
+    let edit =
+        |old: &str, new: &str| json!({"file_path": "a.txt", "old_string": old, "new_string": new});
+    vec![
+        Call("edit", edit("one", "1")),
+        Call("read", json!({"file_path": "a.txt"})),
+        Call("edit", edit("one", "1")),
+        Outside("a.txt", "1\ntwo\nthree\n"),
+        Call("edit", edit("two", "2")),
+        Call(
+            "read",
+            json!({"file_path": "a.txt", "offset": 2, "limit": 1}),
+        ),
+        Call("edit", edit("two", "2")),
+        Call(
+            "edit",
+            json!({"file_path": "a.txt", "old_string": "e", "new_string": "E", "replace_all": true}),
+        ),
+        Call(
+            "write",
+            json!({"file_path": "a.txt", "content": "replaced\n"}),
+        ),
+        Call(
+            "write",
+            json!({"file_path": "new/b.txt", "content": "bee\n"}),
+        ),
+        Call(
+            "write",
+            json!({"file_path": "new/b.txt", "content": "bee again\n"}),
+        ),
+        Call("read", json!({"file_path": "../outside/secret.txt"})),
+        Call("read", json!({"file_path": "missing.txt"})),
+        Call("glob", json!({"pattern": "**/*.txt"})),
+        Call("grep", json!({"pattern": "bee|repl", "include": "*.txt"})),
+        Call("read", json!({"file_path": "a.txt", "limit": 0})),
+    ]
+}
+
+#[test]
+fn every_call_in_a_fresh_process_answers_as_one_session_does() {
+    let (library, plugin) = (Workspace::new(), Workspace::new());
+    let state = tempfile::tempdir().unwrap();
+    for ws in [&library, &plugin] {
+        ws.write("a.txt", "one\ntwo\n");
+    }
+    let grants = Grants {
+        root: &plugin.root,
+        state: Some(state.path()),
+        session: "default",
+    };
+    let mut session = library.session();
+    let mut codes = Vec::new();
+    for step in scenario() {
+        match step {
+            Step::Outside(file, text) => {
+                library.write(file, text);
+                plugin.write(file, text);
+            }
+            Step::Call(tool, args) => {
+                let expected = crate::call(&mut session, tool, args.clone());
+                let got = grants.call(tool, &args);
+                assert_eq!(got, expected.text, "{tool} {args}");
+                codes.push(crate::code(&expected).to_owned());
+                assert_eq!(
+                    Workspace::snapshot(&plugin.root),
+                    Workspace::snapshot(&library.root)
+                        .into_iter()
+                        .map(|(p, b)| (plugin.root.join(p.strip_prefix(&library.root).unwrap()), b))
+                        .collect::<Vec<_>>(),
+                    "after {tool} {args}"
+                );
+            }
+        }
+    }
+    // The scenario meets the policy's refusals and its successes.
+    let expected = [
+        "FS_NOT_OBSERVED",
+        "OK",
+        "OK",
+        "FS_STALE_VERSION",
+        "OK",
+        "OK",
+        "OK",
+        "OK",
+        "OK",
+        "OK",
+        "FS_SANDBOX_DENIED",
+        "FS_NOT_FOUND",
+        "OK",
+        "OK",
+        "INVALID_ARGS",
+    ];
+    assert_eq!(codes, expected);
+}
+
+#[test]
+fn the_policy_holds_across_two_invocations_sharing_a_state_directory() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "one\n");
+    let state = tempfile::tempdir().unwrap();
+    let grants = Grants {
+        root: &ws.root,
+        state: Some(state.path()),
+        session: "default",
+    };
+    let edit = json!({"file_path": "a.txt", "old_string": "one", "new_string": "1"});
+    let read = grants.call("read", &json!({"file_path": "a.txt"}));
+    assert_eq!(read, "File: a.txt\n1: one\n(End of file: 1 line.)");
+    let edited = grants.call("edit", &edit);
+    assert!(edited.starts_with("Edited a.txt"), "{edited}");
+    assert_eq!(ws.bytes("a.txt"), b"1\n");
+
+    // Another state directory knows nothing.
+    let fresh = tempfile::tempdir().unwrap();
+    let elsewhere = Grants {
+        state: Some(fresh.path()),
+        ..grants
+    };
+    let edit = json!({"file_path": "a.txt", "old_string": "1", "new_string": "one"});
+    assert!(
+        elsewhere
+            .call("edit", &edit)
+            .starts_with("FS_NOT_OBSERVED: ")
+    );
+    assert_eq!(ws.bytes("a.txt"), b"1\n");
+}
+
+#[test]
+fn without_a_state_directory_a_change_names_the_fix() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "one\n");
+    let grants = Grants {
+        root: &ws.root,
+        state: None,
+        session: "default",
+    };
+    let read = grants.call("read", &json!({"file_path": "a.txt"}));
+    assert_eq!(
+        read,
+        "FS_IO_ERROR: read needs a state directory, where dsh-fs keeps what was read between \
+         calls, and DSH_FS_STATE names none: grant a directory outside the workspace and name \
+         it in DSH_FS_STATE (wasmtime run: --dir HOST_DIR::/state --env DSH_FS_STATE=/state; \
+         wassette: its policy file, as the one shipped beside the component does)."
+    );
+    let found = grants.call("glob", &json!({"pattern": "*.txt"}));
+    assert!(found.contains("a.txt"), "{found}");
+}

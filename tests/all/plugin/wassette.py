@@ -1,0 +1,171 @@
+"""The plugin component served by wassette (stdio MCP), driven by the official
+Python MCP client, against `dsh-fs mcp` driven the same way: one scenario of
+calls, the same texts and codes call by call. wassette runs every call in a
+fresh instance; only the state directory carries what was read.
+
+Run by tests/all/plugin/wassette.rs with one argument, a JSON object:
+  wassette     the wassette executable
+  dsh_fs       the dsh-fs executable
+  source       what load-component loads: file:///…/dsh_fs_plugin.wasm or oci://…
+  component_id the id wassette gives it (the file's stem; the OCI repository, `/` as `_`)
+  policy       the policy text to put in the component directory, or null when
+               the source carries it (an OCI policy layer)
+  expect_policy  the policy text the component directory must hold after loading
+  scratch      a scratch directory: workspaces, state, wassette's directories
+  env          more environment for wassette (SSL_CERT_FILE for a local registry)
+Prints one line per call; exits non-zero on the first difference.
+"""
+
+import asyncio
+import json
+import os
+import pathlib
+import sys
+
+import mcp.client.stdio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+# wassette does not exit when its stdin closes: the client's wait before it
+# sends SIGTERM is all a session would spend on shutdown.
+mcp.client.stdio.PROCESS_TERMINATION_TIMEOUT = 0.2
+
+TOOLS = ["edit", "glob", "grep", "read", "write"]
+
+# Each function's parameters, as the tool's JSON names; wassette takes them
+# in kebab-case, every one present (an option as null).
+PARAMETERS = {
+    "read": ["file_path", "offset", "limit"],
+    "write": ["file_path", "content"],
+    "edit": ["file_path", "old_string", "new_string", "replace_all"],
+    "glob": ["pattern", "path"],
+    "grep": ["pattern", "path", "include"],
+}
+
+APP = "def main():\n    print('hello')\n"
+
+
+def scenario():
+    """(tool, arguments) calls, and ("outside", file, text) changes."""
+    return [
+        ("read", {"file_path": "app.py"}),
+        ("edit", {"file_path": "app.py", "old_string": "hello", "new_string": "hi"}),
+        ("outside", "app.py", "def main():\n    print('changed elsewhere')\n"),
+        ("edit", {"file_path": "app.py", "old_string": "print", "new_string": "log"}),
+        ("read", {"file_path": "app.py", "offset": 2}),
+        ("edit", {"file_path": "app.py", "old_string": "print", "new_string": "log"}),
+        ("edit", {"file_path": "notes.md", "old_string": "a", "new_string": "b"}),
+        ("read", {"file_path": "../outside/secret.txt"}),
+        ("write", {"file_path": "src/new.py", "content": "x = 1\n"}),
+        ("write", {"file_path": "src/new.py", "content": "x = 2\n"}),
+        ("glob", {"pattern": "**/*.py"}),
+        ("grep", {"pattern": "log|x =", "include": "*.py"}),
+        ("read", {"file_path": "missing.py"}),
+    ]
+
+
+def prepare(root):
+    (root / "ws").mkdir(parents=True)
+    (root / "outside").mkdir()
+    (root / "outside" / "secret.txt").write_text("TOP SECRET\n")
+    (root / "ws" / "app.py").write_text(APP)
+    (root / "ws" / "notes.md").write_text("a note\n")
+    return root / "ws"
+
+
+def code(text, is_error):
+    head = text.split(":", 1)[0]
+    if is_error or (head.isupper() and head.replace("_", "").isalpha() and ":" in text):
+        return head
+    return "OK"
+
+
+async def run_mcp(dsh_fs, ws):
+    server = StdioServerParameters(command=dsh_fs, args=["mcp", "--root", str(ws)], env={})
+    answers = []
+    async with Client(server) as client:
+        listed = {t.name: t.description for t in (await client.list_tools()).tools}
+        for step in scenario():
+            if step[0] == "outside":
+                (ws / step[1]).write_text(step[2])
+                continue
+            result = await client.call_tool(step[0], step[1])
+            text = result.content[0].text
+            answers.append((text, code(text, result.is_error)))
+    return listed, answers
+
+
+async def run_wassette(config, ws, state):
+    scratch = pathlib.Path(config["scratch"])
+    components = scratch / "components"
+    components.mkdir()
+    if config["policy"] is not None:
+        (components / f"{config['component_id']}.policy.yaml").write_text(config["policy"])
+    env = {
+        "HOME": str(scratch / "home"),
+        "PATH": os.environ.get("PATH", ""),
+        "WASSETTE_COMPONENT_DIR": str(components),
+        "WASSETTE_SECRETS_DIR": str(scratch / "secrets"),
+        "RUST_LOG": "error",
+        "DSH_FS_ROOT": str(ws),
+        "DSH_FS_STATE": str(state),
+        **config["env"],
+    }
+    server = StdioServerParameters(command=config["wassette"], args=["run"], env=env)
+    answers = []
+    async with Client(server) as client:
+        loaded = await client.call_tool("load-component", {"path": config["source"]})
+        assert not loaded.is_error, loaded.content[0].text
+        policy = (components / f"{config['component_id']}.policy.yaml").read_text()
+        assert policy == config["expect_policy"], policy
+        listed = {t.name: t for t in (await client.list_tools()).tools if t.name in TOOLS}
+        for name, tool in listed.items():
+            props = tool.input_schema["properties"]
+            assert list(props) == [p.replace("_", "-") for p in PARAMETERS[name]], props
+        for step in scenario():
+            if step[0] == "outside":
+                (ws / step[1]).write_text(step[2])
+                continue
+            tool, args = step
+            # Every parameter present: wassette refuses an absent one.
+            wargs = {p.replace("_", "-"): args.get(p) for p in PARAMETERS[tool]}
+            result = await client.call_tool(tool, wargs)
+            text = result.content[0].text
+            # A plain string return: the text is the answer; wassette sets
+            # isError only for its own failures.
+            assert not result.is_error, text
+            answers.append((text, code(text, False)))
+        # What a client that leaves an option out meets (wassette's rule,
+        # not ours): the call fails before it reaches the component.
+        absent = await client.call_tool("read", {"file-path": "app.py"})
+        assert absent.is_error and "missing field" in absent.content[0].text, absent
+        return {n: t.description for n, t in listed.items()}, answers
+
+
+async def main(config):
+    scratch = pathlib.Path(config["scratch"])
+    mcp_ws = prepare(scratch / "mcp")
+    plugin_ws = prepare(scratch / "plugin")
+    state = scratch / "state"
+    state.mkdir()
+    ours, expected = await run_mcp(config["dsh_fs"], mcp_ws)
+    theirs, got = await run_wassette(config, plugin_ws, state)
+    assert sorted(theirs) == TOOLS, sorted(theirs)
+    for name in TOOLS:
+        assert theirs[name] == ours[name], (name, theirs[name], ours[name])
+    calls = [s for s in scenario() if s[0] != "outside"]
+    for (tool, args), want, have in zip(calls, expected, got):
+        print(json.dumps({"tool": tool, "args": args, "code": have[1]}))
+        assert have == want, f"{tool} {args}:\nwassette: {have}\ndsh-fs mcp: {want}"
+    assert len(got) == len(expected) == len(calls)
+    for name in ["app.py", "notes.md", "src/new.py"]:
+        assert (plugin_ws / name).read_bytes() == (mcp_ws / name).read_bytes(), name
+    codes = [c for _, c in got]
+    assert codes == [
+        "OK", "OK", "FS_STALE_VERSION", "OK", "OK", "FS_NOT_OBSERVED", "FS_SANDBOX_DENIED",
+        "OK", "OK", "OK", "OK", "FS_NOT_FOUND",
+    ], codes
+
+
+if __name__ == "__main__":
+    asyncio.run(main(json.loads(sys.argv[1])))
