@@ -18,10 +18,13 @@
 //!   STATE (default `/work` and `/var/lib/dsh-fs`);
 //! - `cargo xtask policy WORKSPACE STATE`: that policy, on standard output;
 //! - `cargo xtask contract`: the text layer with the byte-store contract
-//!   suite beside it (feature `contract`), for the JS stores' contract tests.
+//!   suite beside it (feature `contract`), for the JS stores' contract tests;
+//! - `cargo xtask wit <out.wasm>`: the `dsh:fs` WIT package encoded as wasm.
 //!
-//! Each build prints the path of what it made.
+//! Each build prints the path of what it made. `cargo xtask oci` pushes and
+//! pulls the component and the WIT package as wasm OCI artifacts ([`oci`]).
 
+mod oci;
 mod plugin;
 
 use anyhow::{Context, Result, bail};
@@ -94,8 +97,18 @@ fn main() -> Result<()> {
             )
             .map_err(anyhow::Error::msg)?
         }
+        Some("wit") => {
+            let out = PathBuf::from(
+                std::env::args()
+                    .nth(2)
+                    .context("usage: cargo xtask wit <out.wasm>")?,
+            );
+            oci::wit(&workspace, &out)?;
+            out
+        }
+        Some("oci") => return oci::main(std::env::args().skip(2)),
         other => bail!(
-            "usage: cargo xtask cli | js | plugin | policy | contract (got {})",
+            "usage: cargo xtask cli | js | plugin | policy | contract | wit <out.wasm> | oci ... (got {})",
             other.unwrap_or("nothing")
         ),
     };

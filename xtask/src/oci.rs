@@ -1,0 +1,465 @@
+//! `cargo xtask oci` and `cargo xtask wit`: the component and the `dsh:fs`
+//! WIT package as wasm OCI artifacts, in the layout of the CNCF TAG Runtime's
+//! wasm OCI artifact spec (what `wkg oci push` and `wkg publish` make):
+//!
+//! - `oci push <reference> <component.wasm> [--policy <policy.yaml>]`: config
+//!   `application/vnd.wasm.config.v0+json` (oci-wasm's, from the component's
+//!   world), one `application/wasm` layer with the component and, with a
+//!   policy, a second `application/vnd.wasm.policy.v1+yaml` layer with its
+//!   bytes; prints the manifest's digest and the reference by digest;
+//! - `oci pull <reference> <out-dir>` (by tag or digest): checks the media
+//!   types and the config, writes each layer into `out-dir` and prints what
+//!   it wrote, with digests;
+//! - `oci push-wit <reference> <package.wasm>`: a WIT package as wasm-pkg-tools
+//!   publishes one: the same config and single `application/wasm` layer,
+//!   titled `<name>.wasm`, with the package version as the manifest's
+//!   `org.opencontainers.image.version`;
+//! - `wit <out.wasm>`: the current `dsh:fs` WIT package encoded as wasm, what
+//!   `wasm-tools component wit --wasm wit/since_v0.1.0` writes.
+//!
+//! Registries on a loopback host are spoken to over plain HTTP, every other
+//! over HTTPS; always anonymously.
+
+use anyhow::{Context, Result, bail, ensure};
+use oci_client::annotations::{ORG_OPENCONTAINERS_IMAGE_TITLE, ORG_OPENCONTAINERS_IMAGE_VERSION};
+use oci_client::client::{ClientConfig, ClientProtocol, ImageLayer};
+use oci_client::manifest::{OciDescriptor, OciImageManifest};
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Client, Reference};
+use oci_wasm::{
+    ToConfig, WASM_LAYER_MEDIA_TYPE, WASM_MANIFEST_CONFIG_MEDIA_TYPE, WASM_MANIFEST_MEDIA_TYPE,
+    WasmConfig,
+};
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use wit_component::DecodedWasm;
+
+/// The media type of the policy layer that rides beside a component.
+const POLICY_MEDIA_TYPE: &str = "application/vnd.wasm.policy.v1+yaml";
+
+/// The current WIT package, relative to the workspace.
+const WIT_DIR: &str = "wit/since_v0.1.0";
+
+const USAGE: &str = "usage: cargo xtask oci push <reference> <component.wasm> [--policy <policy.yaml>]\n\
+     \x20      cargo xtask oci pull <reference> <out-dir>\n\
+     \x20      cargo xtask oci push-wit <reference> <package.wasm>";
+
+/// One `cargo xtask oci` command, parsed.
+#[derive(Debug, PartialEq)]
+enum Command {
+    Push {
+        reference: String,
+        component: PathBuf,
+        policy: Option<PathBuf>,
+    },
+    Pull {
+        reference: String,
+        out_dir: PathBuf,
+    },
+    PushWit {
+        reference: String,
+        package: PathBuf,
+    },
+}
+
+/// Runs `cargo xtask oci <args>`.
+pub fn main(args: impl IntoIterator<Item = String>) -> Result<()> {
+    let command = parse(args.into_iter().collect())?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(run(command))
+}
+
+fn parse(mut args: Vec<String>) -> Result<Command> {
+    let policy = match args.iter().position(|a| a == "--policy") {
+        Some(i) if i + 1 < args.len() => {
+            let path = args.remove(i + 1);
+            args.remove(i);
+            Some(PathBuf::from(path))
+        }
+        Some(_) => bail!("--policy needs a file\n{USAGE}"),
+        None => None,
+    };
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Ok(match (args.as_slice(), policy) {
+        (["push", reference, component], policy) => Command::Push {
+            reference: reference.to_string(),
+            component: component.into(),
+            policy,
+        },
+        (["pull", reference, out_dir], None) => Command::Pull {
+            reference: reference.to_string(),
+            out_dir: out_dir.into(),
+        },
+        (["push-wit", reference, package], None) => Command::PushWit {
+            reference: reference.to_string(),
+            package: package.into(),
+        },
+        _ => bail!("{USAGE}"),
+    })
+}
+
+async fn run(command: Command) -> Result<()> {
+    match command {
+        Command::Push {
+            reference,
+            component,
+            policy,
+        } => {
+            let reference = parse_reference(&reference)?;
+            let bytes = crate::read(&component)?;
+            ensure!(
+                matches!(decode(&bytes, &component)?, DecodedWasm::Component(..)),
+                "{} is a WIT package, not a component: push it with `cargo xtask oci push-wit`",
+                component.display()
+            );
+            let (mut config, mut layer) =
+                WasmConfig::from_raw_component(bytes, None).context("describing the component")?;
+            layer.annotations = title(&component);
+            let mut layers = vec![layer];
+            if let Some(policy) = policy {
+                let layer = ImageLayer::new(
+                    crate::read(&policy)?,
+                    POLICY_MEDIA_TYPE.to_string(),
+                    title(&policy),
+                );
+                // The spec's `layerDigests`: every layer, in the manifest's order.
+                config.layer_digests.push(layer.sha256_digest());
+                layers.push(layer);
+            }
+            push(&reference, &layers, &config, None).await
+        }
+        Command::PushWit { reference, package } => {
+            let reference = parse_reference(&reference)?;
+            let bytes = crate::read(&package)?;
+            let DecodedWasm::WitPackage(resolve, id) = decode(&bytes, &package)? else {
+                bail!(
+                    "{} is a component, not a WIT package: push it with `cargo xtask oci push`",
+                    package.display()
+                );
+            };
+            let name = &resolve.packages[id].name;
+            let (config, mut layer) =
+                WasmConfig::from_raw_component(bytes, None).context("describing the package")?;
+            // As wasm-pkg-client's OCI publisher: the layer titled for the
+            // file it becomes, the version on the manifest.
+            layer.annotations = Some(BTreeMap::from([(
+                ORG_OPENCONTAINERS_IMAGE_TITLE.to_string(),
+                format!("{}.wasm", name.name),
+            )]));
+            let annotations = name.version.as_ref().map(|version| {
+                BTreeMap::from([(
+                    ORG_OPENCONTAINERS_IMAGE_VERSION.to_string(),
+                    version.to_string(),
+                )])
+            });
+            push(&reference, &[layer], &config, annotations).await
+        }
+        Command::Pull { reference, out_dir } => pull(&parse_reference(&reference)?, &out_dir).await,
+    }
+}
+
+/// Pushes `layers` under `config` as one wasm OCI image manifest, the way
+/// `oci_wasm::WasmClient::push` does, which takes a single layer only.
+async fn push(
+    reference: &Reference,
+    layers: &[ImageLayer],
+    config: &WasmConfig,
+    annotations: Option<BTreeMap<String, String>>,
+) -> Result<()> {
+    let config = config.to_config()?;
+    let mut manifest = OciImageManifest::build(layers, &config, annotations);
+    manifest.media_type = Some(WASM_MANIFEST_MEDIA_TYPE.to_string());
+    let response = client(reference)
+        .push(
+            reference,
+            layers,
+            config,
+            &RegistryAuth::Anonymous,
+            Some(manifest),
+        )
+        .await
+        .with_context(|| format!("pushing {reference}"))?;
+    // The registry's `Location` for the manifest: `/v2/<name>/manifests/<digest>`.
+    let digest = response
+        .manifest_url
+        .rsplit('/')
+        .next()
+        .filter(|d| is_sha256(d))
+        .with_context(|| {
+            format!(
+                "the registry answered the push of {reference} with {}, which names no digest",
+                response.manifest_url
+            )
+        })?;
+    println!("pushed: {reference}");
+    println!("digest: {digest}");
+    println!("reference: {}", by_digest(reference, digest));
+    Ok(())
+}
+
+/// Pulls the wasm artifact at `reference` into `out_dir`: the component (or
+/// WIT package) and, if there is one, the policy.
+async fn pull(reference: &Reference, out_dir: &Path) -> Result<()> {
+    let client = client(reference);
+    let auth = RegistryAuth::Anonymous;
+    let (manifest, digest) = client
+        .pull_image_manifest(reference, &auth)
+        .await
+        .with_context(|| format!("pulling the manifest of {reference}"))?;
+    check_media_types(&manifest).with_context(|| format!("{reference} is no wasm artifact"))?;
+    let mut config = Vec::new();
+    client
+        .pull_blob(reference, &manifest.config, &mut config)
+        .await
+        .with_context(|| format!("pulling the config of {reference}"))?;
+    let config = WasmConfig::try_from(config).context("reading the wasm config")?;
+    let digests: Vec<&str> = manifest.layers.iter().map(|l| l.digest.as_str()).collect();
+    ensure!(
+        config.layer_digests == digests,
+        "the config of {reference} lists the layers {:?}, the manifest {digests:?}",
+        config.layer_digests
+    );
+    println!("pulled: {}", by_digest(reference, &digest));
+    println!("digest: {digest}");
+    println!(
+        "config: {} {}",
+        manifest.config.media_type, manifest.config.digest
+    );
+    std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    for layer in &manifest.layers {
+        // pull_blob checks the bytes against the layer's digest.
+        let mut bytes = Vec::new();
+        client
+            .pull_blob(reference, layer, &mut bytes)
+            .await
+            .with_context(|| format!("pulling {} of {reference}", layer.digest))?;
+        let path = out_dir.join(file_name(layer));
+        crate::write(&path, &bytes)?;
+        println!(
+            "wrote: {} {} {} ({} bytes)",
+            path.display(),
+            layer.media_type,
+            layer.digest,
+            bytes.len()
+        );
+    }
+    Ok(())
+}
+
+/// A wasm artifact: the wasm config, the `application/wasm` layer first, at
+/// most a policy layer after it.
+fn check_media_types(manifest: &OciImageManifest) -> Result<()> {
+    ensure!(
+        manifest.config.media_type == WASM_MANIFEST_CONFIG_MEDIA_TYPE,
+        "its config is {}, not {WASM_MANIFEST_CONFIG_MEDIA_TYPE}",
+        manifest.config.media_type
+    );
+    let types: Vec<&str> = manifest
+        .layers
+        .iter()
+        .map(|l| l.media_type.as_str())
+        .collect();
+    ensure!(
+        matches!(
+            types.as_slice(),
+            [WASM_LAYER_MEDIA_TYPE] | [WASM_LAYER_MEDIA_TYPE, POLICY_MEDIA_TYPE]
+        ),
+        "its layers are {types:?}, not [{WASM_LAYER_MEDIA_TYPE}] with an optional \
+         {POLICY_MEDIA_TYPE} after it"
+    );
+    Ok(())
+}
+
+/// Where a pulled layer goes: its title when that is a plain file name (what
+/// `push` and wkg set), else `component.wasm` or `policy.yaml`.
+fn file_name(layer: &OciDescriptor) -> String {
+    let title = layer
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(ORG_OPENCONTAINERS_IMAGE_TITLE));
+    match title {
+        Some(title)
+            if Path::new(title).file_name() == Some(title.as_ref()) && !title.starts_with('.') =>
+        {
+            title.clone()
+        }
+        _ if layer.media_type == POLICY_MEDIA_TYPE => "policy.yaml".to_string(),
+        _ => "component.wasm".to_string(),
+    }
+}
+
+/// The layer annotation naming the file `path` was read from.
+fn title(path: &Path) -> Option<BTreeMap<String, String>> {
+    let name = path.file_name()?.to_str()?;
+    Some(BTreeMap::from([(
+        ORG_OPENCONTAINERS_IMAGE_TITLE.to_string(),
+        name.to_string(),
+    )]))
+}
+
+/// Writes the current `dsh:fs` WIT package of `workspace`, encoded as wasm,
+/// to `out`.
+pub fn wit(workspace: &Path, out: &Path) -> Result<()> {
+    crate::write(out, &encode_wit(&workspace.join(WIT_DIR))?)
+}
+
+/// The WIT package in `dir` encoded as wasm, as `wasm-tools component wit
+/// --wasm <dir>` does it: resolved, encoded, then validated.
+fn encode_wit(dir: &Path) -> Result<Vec<u8>> {
+    let mut resolve = wit_parser::Resolve::default();
+    let (package, _) = resolve
+        .push_dir(dir)
+        .map_err(|e| anyhow::anyhow!("{}", resolve.render_error(&e)))?;
+    let bytes = wit_component::encode(&resolve, package)?;
+    wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all())
+        .validate_all(&bytes)
+        .context("the encoded WIT package does not validate")?;
+    Ok(bytes)
+}
+
+fn decode(bytes: &[u8], path: &Path) -> Result<DecodedWasm> {
+    wit_component::decode(bytes).with_context(|| {
+        format!(
+            "{} is neither a component nor a WIT package",
+            path.display()
+        )
+    })
+}
+
+fn parse_reference(reference: &str) -> Result<Reference> {
+    reference
+        .parse()
+        .with_context(|| format!("{reference} is not an OCI reference"))
+}
+
+/// A client that speaks plain HTTP to a registry on a loopback host and
+/// HTTPS to every other.
+fn client(reference: &Reference) -> Client {
+    let registry = reference.resolve_registry();
+    let protocol = if is_loopback(registry) {
+        ClientProtocol::HttpsExcept(vec![registry.to_string()])
+    } else {
+        ClientProtocol::Https
+    };
+    Client::new(ClientConfig {
+        protocol,
+        ..ClientConfig::default()
+    })
+}
+
+/// Whether `registry` (`host[:port]`) is `localhost` or a loopback address.
+fn is_loopback(registry: &str) -> bool {
+    let host = match registry.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(rest),
+        None => registry.split(':').next().unwrap_or(registry),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+fn by_digest(reference: &Reference, digest: &str) -> Reference {
+    Reference::with_digest(
+        reference.registry().to_string(),
+        reference.repository().to_string(),
+        digest.to_string(),
+    )
+}
+
+fn is_sha256(digest: &str) -> bool {
+    digest
+        .strip_prefix("sha256:")
+        .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_registries_are_plain_http() {
+        for registry in [
+            "127.0.0.1:5000",
+            "localhost",
+            "LOCALHOST:80",
+            "[::1]:5000",
+            "127.1.2.3",
+        ] {
+            assert!(is_loopback(registry), "{registry}");
+        }
+        for registry in [
+            "ghcr.io",
+            "index.docker.io",
+            "10.0.0.1:5000",
+            "[::2]:5000",
+            "localhost.example",
+        ] {
+            assert!(!is_loopback(registry), "{registry}");
+        }
+    }
+
+    #[test]
+    fn arguments() {
+        let args = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        assert_eq!(
+            parse(args("push r c.wasm --policy p.yaml")).unwrap(),
+            Command::Push {
+                reference: "r".into(),
+                component: "c.wasm".into(),
+                policy: Some("p.yaml".into()),
+            }
+        );
+        assert_eq!(
+            parse(args("push --policy p.yaml r c.wasm")).unwrap(),
+            parse(args("push r c.wasm --policy p.yaml")).unwrap()
+        );
+        assert_eq!(
+            parse(args("pull r out")).unwrap(),
+            Command::Pull {
+                reference: "r".into(),
+                out_dir: "out".into(),
+            }
+        );
+        for wrong in [
+            "push r",
+            "push r c.wasm --policy",
+            "pull r out --policy p",
+            "push-wit r",
+            "fetch r x",
+        ] {
+            assert!(parse(args(wrong)).is_err(), "{wrong}");
+        }
+    }
+
+    #[test]
+    fn pulled_layers_never_leave_the_directory() {
+        let layer = |title: &str, media_type: &str| OciDescriptor {
+            media_type: media_type.to_string(),
+            annotations: Some(BTreeMap::from([(
+                ORG_OPENCONTAINERS_IMAGE_TITLE.to_string(),
+                title.to_string(),
+            )])),
+            ..OciDescriptor::default()
+        };
+        assert_eq!(
+            file_name(&layer("fs.wasm", WASM_LAYER_MEDIA_TYPE)),
+            "fs.wasm"
+        );
+        assert_eq!(
+            file_name(&layer("../x.wasm", WASM_LAYER_MEDIA_TYPE)),
+            "component.wasm"
+        );
+        assert_eq!(
+            file_name(&layer("/etc/passwd", POLICY_MEDIA_TYPE)),
+            "policy.yaml"
+        );
+        assert_eq!(file_name(&layer("..", POLICY_MEDIA_TYPE)), "policy.yaml");
+        assert_eq!(
+            file_name(&layer("", WASM_LAYER_MEDIA_TYPE)),
+            "component.wasm"
+        );
+    }
+}
