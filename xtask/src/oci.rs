@@ -18,11 +18,14 @@
 //!   `wasm-tools component wit --wasm wit/since_v0.1.0` writes.
 //!
 //! Registries on a loopback host are spoken to over plain HTTP, every other
-//! over HTTPS; always anonymously.
+//! over HTTPS; with `--ca <ca.pem>`, every registry over HTTPS, trusting that
+//! CA besides the system's. Always anonymously.
 
 use anyhow::{Context, Result, bail, ensure};
 use oci_client::annotations::{ORG_OPENCONTAINERS_IMAGE_TITLE, ORG_OPENCONTAINERS_IMAGE_VERSION};
-use oci_client::client::{ClientConfig, ClientProtocol, ImageLayer};
+use oci_client::client::{
+    Certificate, CertificateEncoding, ClientConfig, ClientProtocol, ImageLayer,
+};
 use oci_client::manifest::{OciDescriptor, OciImageManifest};
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
@@ -41,9 +44,9 @@ const POLICY_MEDIA_TYPE: &str = "application/vnd.wasm.policy.v1+yaml";
 /// The current WIT package, relative to the workspace.
 const WIT_DIR: &str = "wit/since_v0.1.0";
 
-const USAGE: &str = "usage: cargo xtask oci push <reference> <component.wasm> [--policy <policy.yaml>]\n\
-     \x20      cargo xtask oci pull <reference> <out-dir>\n\
-     \x20      cargo xtask oci push-wit <reference> <package.wasm>";
+const USAGE: &str = "usage: cargo xtask oci push <reference> <component.wasm> [--policy <policy.yaml>] [--ca <ca.pem>]\n\
+     \x20      cargo xtask oci pull <reference> <out-dir> [--ca <ca.pem>]\n\
+     \x20      cargo xtask oci push-wit <reference> <package.wasm> [--ca <ca.pem>]";
 
 /// One `cargo xtask oci` command, parsed.
 #[derive(Debug, PartialEq)]
@@ -65,7 +68,13 @@ enum Command {
 
 /// Runs `cargo xtask oci <args>`.
 pub fn main(args: impl IntoIterator<Item = String>) -> Result<()> {
-    let command = parse(args.into_iter().collect())?;
+    let mut args: Vec<String> = args.into_iter().collect();
+    let ca = match option(&mut args, "--ca")? {
+        Some(path) => Some(crate::read(&path)?),
+        None => None,
+    };
+    CA.set(ca).expect("set once");
+    let command = parse(args)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -73,16 +82,25 @@ pub fn main(args: impl IntoIterator<Item = String>) -> Result<()> {
     runtime.block_on(run(command))
 }
 
-fn parse(mut args: Vec<String>) -> Result<Command> {
-    let policy = match args.iter().position(|a| a == "--policy") {
+/// The CA certificate (PEM) that `--ca` names: trusted besides the
+/// system's, and HTTPS spoken even to a loopback registry.
+static CA: std::sync::OnceLock<Option<Vec<u8>>> = std::sync::OnceLock::new();
+
+/// Takes `flag FILE` out of `args`.
+fn option(args: &mut Vec<String>, flag: &str) -> Result<Option<PathBuf>> {
+    Ok(match args.iter().position(|a| a == flag) {
         Some(i) if i + 1 < args.len() => {
             let path = args.remove(i + 1);
             args.remove(i);
             Some(PathBuf::from(path))
         }
-        Some(_) => bail!("--policy needs a file\n{USAGE}"),
+        Some(_) => bail!("{flag} needs a file\n{USAGE}"),
         None => None,
-    };
+    })
+}
+
+fn parse(mut args: Vec<String>) -> Result<Command> {
+    let policy = option(&mut args, "--policy")?;
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     Ok(match (args.as_slice(), policy) {
         (["push", reference, component], policy) => Command::Push {
@@ -337,16 +355,27 @@ fn parse_reference(reference: &str) -> Result<Reference> {
 }
 
 /// A client that speaks plain HTTP to a registry on a loopback host and
-/// HTTPS to every other.
+/// HTTPS to every other; with `--ca`, HTTPS to every registry, trusting
+/// that CA too (a local registry with a certificate of its own, as
+/// wassette, which speaks HTTPS only, needs).
 fn client(reference: &Reference) -> Client {
     let registry = reference.resolve_registry();
-    let protocol = if is_loopback(registry) {
+    let ca = CA.get().cloned().flatten();
+    let protocol = if ca.is_none() && is_loopback(registry) {
         ClientProtocol::HttpsExcept(vec![registry.to_string()])
     } else {
         ClientProtocol::Https
     };
+    let extra_root_certificates = ca
+        .map(|data| Certificate {
+            encoding: CertificateEncoding::Pem,
+            data,
+        })
+        .into_iter()
+        .collect();
     Client::new(ClientConfig {
         protocol,
+        extra_root_certificates,
         ..ClientConfig::default()
     })
 }
