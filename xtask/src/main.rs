@@ -141,9 +141,10 @@ fn read(path: &Path) -> Result<Vec<u8>> {
 }
 
 /// Writes `bytes` to `path` through a file beside it, so a reader never
-/// sees half a component.
+/// sees half a component (the process id in its name: two builds at once
+/// never write into one temp file).
 fn write(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = PathBuf::from(format!("{}.tmp", path.display()));
+    let tmp = PathBuf::from(format!("{}.{}.tmp", path.display(), std::process::id()));
     std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
 }

@@ -5,6 +5,7 @@
 
 mod concurrent;
 mod invoke;
+mod registry;
 mod wassette;
 
 use crate::wasmtime_cli::{wasmtime, xtask};

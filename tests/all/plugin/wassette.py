@@ -8,10 +8,12 @@ Run by tests/all/plugin/wassette.rs with one argument, a JSON object:
   dsh_fs       the dsh-fs executable
   source       what load-component loads: file:///…/dsh_fs_plugin.wasm or oci://…
   component_id the id wassette gives it (the file's stem; the OCI repository, `/` as `_`)
-  policy       the policy text to put in the component directory, or null when
-               the source carries it (an OCI policy layer)
+  home         wassette's HOME: its components in ~/.local/share/wassette/components,
+               where the policy was put, unless the source carries it (an OCI layer)
+  root, state  the workspace and the state directory the policy grants
   expect_policy  the policy text the component directory must hold after loading
-  scratch      a scratch directory: workspaces, state, wassette's directories
+  tools_text   the tools as the README shows them (`name(param: type, …)`)
+  scratch      a scratch directory: the workspace of `dsh-fs mcp`, wassette's secrets
   env          more environment for wassette (SSL_CERT_FILE for a local registry)
 Prints one line per call; exits non-zero on the first difference.
 """
@@ -64,13 +66,26 @@ def scenario():
     ]
 
 
-def prepare(root):
-    (root / "ws").mkdir(parents=True)
-    (root / "outside").mkdir()
-    (root / "outside" / "secret.txt").write_text("TOP SECRET\n")
-    (root / "ws" / "app.py").write_text(APP)
-    (root / "ws" / "notes.md").write_text("a note\n")
-    return root / "ws"
+def prepare(ws):
+    """The scenario's files in `ws`, and a secret beside it, out of reach."""
+    ws.mkdir(parents=True, exist_ok=True)
+    (ws.parent / "outside").mkdir(exist_ok=True)
+    (ws.parent / "outside" / "secret.txt").write_text("TOP SECRET\n")
+    (ws / "app.py").write_text(APP)
+    (ws / "notes.md").write_text("a note\n")
+    return ws
+
+
+def render(tools):
+    """The tools as `name(param: type, …)` lines, the README's way."""
+    def kind(schema):
+        if "anyOf" in schema:
+            return " | ".join(kind(s) for s in schema["anyOf"])
+        return schema.get("type", "?")
+    return "\n".join(
+        f"{name}({', '.join(f'{p}: {kind(s)}' for p, s in tools[name].input_schema['properties'].items())})"
+        for name in PARAMETERS
+    )
 
 
 def code(text, is_error):
@@ -97,14 +112,11 @@ async def run_mcp(dsh_fs, ws):
 
 async def run_wassette(config, ws, state):
     scratch = pathlib.Path(config["scratch"])
-    components = scratch / "components"
-    components.mkdir()
-    if config["policy"] is not None:
-        (components / f"{config['component_id']}.policy.yaml").write_text(config["policy"])
+    components = pathlib.Path(config["home"]) / ".local/share/wassette/components"
+    components.mkdir(parents=True, exist_ok=True)
     env = {
-        "HOME": str(scratch / "home"),
+        "HOME": config["home"],
         "PATH": os.environ.get("PATH", ""),
-        "WASSETTE_COMPONENT_DIR": str(components),
         "WASSETTE_SECRETS_DIR": str(scratch / "secrets"),
         "RUST_LOG": "error",
         "DSH_FS_ROOT": str(ws),
@@ -119,6 +131,7 @@ async def run_wassette(config, ws, state):
         policy = (components / f"{config['component_id']}.policy.yaml").read_text()
         assert policy == config["expect_policy"], policy
         listed = {t.name: t for t in (await client.list_tools()).tools if t.name in TOOLS}
+        assert render(listed) == config["tools_text"], render(listed)
         for name, tool in listed.items():
             props = tool.input_schema["properties"]
             assert list(props) == [p.replace("_", "-") for p in PARAMETERS[name]], props
@@ -144,10 +157,10 @@ async def run_wassette(config, ws, state):
 
 async def main(config):
     scratch = pathlib.Path(config["scratch"])
-    mcp_ws = prepare(scratch / "mcp")
-    plugin_ws = prepare(scratch / "plugin")
-    state = scratch / "state"
-    state.mkdir()
+    mcp_ws = prepare(scratch / "mcp" / "ws")
+    plugin_ws = prepare(pathlib.Path(config["root"]))
+    state = pathlib.Path(config["state"])
+    state.mkdir(parents=True, exist_ok=True)
     ours, expected = await run_mcp(config["dsh_fs"], mcp_ws)
     theirs, got = await run_wassette(config, plugin_ws, state)
     assert sorted(theirs) == TOOLS, sorted(theirs)
