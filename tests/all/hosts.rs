@@ -1,6 +1,8 @@
 //! Same texts on every host: a representative part of the mistakes corpus
-//! (miss diagnoses, pasted prefixes, a missing file, an offset past the end,
-//! an identical write, an update's diff) as one session's calls, recorded
+//! (miss diagnoses, pasted prefixes and markers, long and misspelt
+//! old_strings, path spellings, glob and grep misuse, destructive writes, a
+//! missing file, an offset past the end, an identical write, an update's
+//! diff) as one session's calls, recorded
 //! from the native host in `tests/fixtures/mistakes/hosts.json`. The stock
 //! `wasmtime` CLI (`wasmtime_cli.rs`) and the JS host (`host/js/test`) replay
 //! the same file and must answer with the same texts.
@@ -28,6 +30,18 @@ const SUBSET: &[&str] = &[
     "markdown: straight quotes and -- for typographic ones",
     "crlf: indentation in a CRLF file",
     "order: an edit of a file that does not exist",
+    "paths: `\\` separators",
+    "paths: the wrong case",
+    "paths: a file:// URI",
+    "paths: a trailing space",
+    "glob: a regular expression for a glob",
+    "glob: the wrong case",
+    "grep: a glob for a regex",
+    "write: a placeholder for the rest of the file",
+    "write: a twin of a name in another case",
+    "long: one slip far down a whole-file old_string",
+    "artefacts: read's cut marker of a long line",
+    "spelt: replace_all of a misspelt word",
     "args: read's prefixes pasted into new_string",
     "args: read's output pasted as content",
     "args: new_string left out",
@@ -135,5 +149,12 @@ fn the_native_host_gives_the_recorded_texts() {
     }
     assert_eq!(golden.calls.len(), native.calls.len());
     let errors = native.calls.iter().filter(|c| c.is_error).count();
-    assert_eq!(errors, SUBSET.len(), "every case answers with an error");
+    let failing = SUBSET
+        .iter()
+        .filter(|name| CASES.iter().any(|c| c.name == **name && c.code != "OK"))
+        .count();
+    assert_eq!(
+        errors, failing,
+        "every case but glob's answers with an error"
+    );
 }

@@ -42,6 +42,8 @@ const FIXTURES: &[(&str, &[u8])] = &[
         "install.ps1",
         include_bytes!("../fixtures/mistakes/install.ps1"),
     ),
+    ("table.rs", include_bytes!("../fixtures/mistakes/table.rs")),
+    ("data.js", include_bytes!("../fixtures/mistakes/data.js")),
     ("legacy.txt", b"line one\nline two\nline three\n"),
     ("logo.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00"),
 ];
@@ -67,7 +69,7 @@ pub(crate) struct Case {
     pub(crate) read: bool,
     pub(crate) tool: &'static str,
     pub(crate) args: fn() -> Value,
-    code: &'static str,
+    pub(crate) code: &'static str,
     /// Phrases the answer must contain: the cause, the fix, the place.
     cause: &'static str,
     fix: &'static str,
@@ -1104,6 +1106,52 @@ pub(crate) const CASES: &[Case] = &[
         cause: "notes.md would add a name beside NOTES.md, differing from it in case only",
         fix: "use file_path NOTES.md",
         place: &["send the same call again"],
+    },
+    // --- long old_strings, cut lines, misspellings ---------------------------
+    Case {
+        name: "long: one slip far down a whole-file old_string",
+        file: "table.rs",
+        read: true,
+        tool: "edit",
+        args: || {
+            let text = String::from_utf8(fixture("table.rs")).unwrap();
+            edit("table.rs", &text.replace("item 150", "itme 150"), "")
+        },
+        code: "FS_EDIT_NOT_FOUND",
+        cause: "its first 149 lines match lines 1-149; its line 150 is the first that differs",
+        fix: COPY,
+        place: &["150:     let value_150 = compute(150, \"item 150\");"],
+    },
+    Case {
+        name: "artefacts: read's cut marker of a long line",
+        file: "data.js",
+        read: true,
+        tool: "edit",
+        args: || {
+            let text = String::from_utf8(fixture("data.js")).unwrap();
+            let line = text.lines().nth(1).unwrap();
+            let cut = format!(
+                "{}… [line cut: {} more characters]",
+                &line[..2000],
+                line.len() - 2000
+            );
+            edit("data.js", &cut, "x")
+        },
+        code: "FS_EDIT_NOT_FOUND",
+        cause: "ends with read's cut marker `… [line cut: 1016 more characters]`",
+        fix: "send that part, and the change to it as new_string",
+        place: &["matches once, at line 2"],
+    },
+    Case {
+        name: "spelt: replace_all of a misspelt word",
+        file: "cart.js",
+        read: true,
+        tool: "edit",
+        args: || json!({"file_path": "cart.js", "old_string": "quantitiy", "new_string": "count", "replace_all": true}),
+        code: "FS_EDIT_NOT_FOUND",
+        cause: "`quantitiy` is not in the file, but `quantity` is, 6 times",
+        fix: "if that is the word meant, send it as old_string",
+        place: &["10:   add(product, quantity = 1) {"],
     },
     // --- arguments ------------------------------------------------------------
     Case {
