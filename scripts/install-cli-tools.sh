@@ -15,10 +15,17 @@ has_version() {
 
 # `run` for the command and `--invoke` of the plugin, `compile` to compile the plugin once ahead
 # of its many one-call processes (`wasmtime run --allow-precompiled`).
-if has_version wasmtime "$WASMTIME_VERSION" && wasmtime compile --help >/dev/null 2>&1; then
+# (Built without clap's help, so `compile` is probed by what it says without arguments; one built
+# without that feature takes `compile` for a module's name. --force replaces such a build.)
+has_compile() {
+    local said
+    said=$(wasmtime compile 2>&1 || true)
+    grep -q 'required arguments' <<<"$said"
+}
+if has_version wasmtime "$WASMTIME_VERSION" && has_compile; then
     echo "wasmtime $WASMTIME_VERSION already installed"
 else
-    cargo install "wasmtime-cli@$WASMTIME_VERSION" --locked --no-default-features \
+    cargo install "wasmtime-cli@$WASMTIME_VERSION" --locked --force --no-default-features \
         --features run,compile,component-model,cranelift
 fi
 
