@@ -7,6 +7,7 @@ mod long;
 mod paths;
 mod slips;
 mod spelt;
+mod streamed;
 
 use crate::{Workspace, call, code, ok};
 use serde_json::{Value, json};

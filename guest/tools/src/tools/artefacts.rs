@@ -6,6 +6,28 @@
 
 use super::elided::is_placeholder;
 
+/// The file a miss is judged against: its text at hand, or the file read
+/// as a stream once per question (`edit::Streamed`).
+pub(super) trait Haystack {
+    /// How often `needle` occurs in the file, counted up to `max`, and the
+    /// line (1-based) the first starts on.
+    fn occurrences(&self, needle: &str, max: usize) -> (usize, Option<u64>);
+}
+
+/// The file's text at hand.
+pub(super) struct Text<'a>(pub(super) &'a str);
+
+impl Haystack for Text<'_> {
+    fn occurrences(&self, needle: &str, max: usize) -> (usize, Option<u64>) {
+        let mut found = self.0.match_indices(needle).map(|(at, _)| at).take(max);
+        let Some(first) = found.next() else {
+            return (0, None);
+        };
+        let line = 1 + memchr::memchr_iter(b'\n', &self.0.as_bytes()[..first]).count() as u64;
+        (1 + found.count(), Some(line))
+    }
+}
+
 /// The marker `read` ends a cut line with: `… [line cut: N more characters]`.
 const CUT_OPEN: &str = "… [line cut: ";
 const CUT_CLOSE: &str = " more characters]";
@@ -34,8 +56,8 @@ pub(super) enum Artefact {
 /// The first artefact in `old`, judged against the file's `text` when it is
 /// at hand (a line the file holds is no artefact). A placeholder needs the
 /// file: a comment of placeholder words may be real.
-pub(super) fn find(old: &str, text: Option<&str>) -> Option<Artefact> {
-    let absent = |s: &str| text.is_none_or(|t| !t.contains(s));
+pub(super) fn find(old: &str, text: Option<&dyn Haystack>) -> Option<Artefact> {
+    let absent = |s: &str| text.is_none_or(|t| t.occurrences(s, 1).0 == 0);
     let mut offset = 0;
     for (i, line) in old.split_inclusive('\n').enumerate() {
         if let Some(at) = line.find(CUT_OPEN)
@@ -74,18 +96,16 @@ pub(super) fn find(old: &str, text: Option<&str>) -> Option<Artefact> {
 /// The sentence naming `artefact`, after "old_string was not found in
 /// PATH; ", and the line of the file where the part of old_string before
 /// it stands, when `text` holds that part once.
-pub(super) fn explain(artefact: &Artefact, text: Option<&str>) -> (String, Option<u64>) {
+pub(super) fn explain(artefact: &Artefact, text: Option<&dyn Haystack>) -> (String, Option<u64>) {
     let placed = |before: &str| -> Option<u64> {
         let (text, before) = (text?, before.trim_end_matches('\n'));
         if before.trim().is_empty() {
             return None;
         }
-        let mut found = text.match_indices(before).map(|(at, _)| at);
-        let at = found.next()?;
-        found
-            .next()
-            .is_none()
-            .then(|| 1 + memchr::memchr_iter(b'\n', &text.as_bytes()[..at]).count() as u64)
+        match text.occurrences(before, 2) {
+            (1, line) => line,
+            _ => None,
+        }
     };
     match artefact {
         Artefact::Cut {
@@ -147,7 +167,7 @@ mod tests {
         let old = "a\nlong start… [line cut: 120 more characters]\n";
         // A multi-byte character right where the part begins.
         let file = "é\na\nlong start and more\n";
-        let found = find(old, Some(file)).unwrap();
+        let found = find(old, Some(&Text(file))).unwrap();
         assert_eq!(
             found,
             Artefact::Cut {
@@ -156,7 +176,7 @@ mod tests {
                 before: "a\nlong start".into(),
             }
         );
-        let (message, at) = explain(&found, Some(file));
+        let (message, at) = explain(&found, Some(&Text(file)));
         assert_eq!(at, Some(2));
         assert!(message.contains("matches once, at line 2"), "{message}");
     }
@@ -166,10 +186,13 @@ mod tests {
         let old = "fn a() {\n    // ... existing code ...\n}\n";
         assert_eq!(find(old, None), None);
         assert_eq!(
-            find(old, Some("fn a() {\n    // ... existing code ...\n}\n")),
+            find(
+                old,
+                Some(&Text("fn a() {\n    // ... existing code ...\n}\n"))
+            ),
             None
         );
-        let found = find(old, Some("fn a() {\n    let x = 1;\n}\n")).unwrap();
+        let found = find(old, Some(&Text("fn a() {\n    let x = 1;\n}\n"))).unwrap();
         assert!(
             matches!(found, Artefact::Placeholder { line: 2, .. }),
             "{found:?}"
@@ -180,11 +203,11 @@ mod tests {
     fn a_fence_around_the_text_is_named() {
         let old = "```rust\nlet x = 1;\n```\n";
         assert_eq!(
-            find(old, Some("let x = 1;\n")),
+            find(old, Some(&Text("let x = 1;\n"))),
             Some(Artefact::Fence {
                 fence: "```rust".into()
             })
         );
-        assert_eq!(find("let x = 1;\n", Some("let y = 1;\n")), None);
+        assert_eq!(find("let x = 1;\n", Some(&Text("let y = 1;\n"))), None);
     }
 }

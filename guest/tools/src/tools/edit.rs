@@ -5,10 +5,13 @@
 
 use super::Hints;
 use super::args::{Args, FILE_PATH, Field, Kind, Spec};
-use super::diagnose::{Diagnoser, first_difference, nearest_spelling, numbered_like_read};
+use super::artefacts::{Haystack, Text};
+use super::diagnose::{
+    Diagnoser, Spelling, first_difference, first_difference_in, numbered_like_read,
+};
 use super::diff::diff;
 use super::window::Window;
-use super::{Session, plural, refuse_unobserved, stream_each};
+use super::{Session, plural, refuse_unobserved, stream_each, stream_lines};
 use crate::error::{Tool, ToolError};
 use dsh_fs_core::provider::{Provider, Resolved};
 use dsh_fs_core::text::fold_crlf;
@@ -181,15 +184,28 @@ fn explain_miss<P: Provider>(
         Err(e) if e.code == ErrorCode::TooLarge => None,
         Err(_) => return plain(),
     };
-    if let Some(artefact) = super::artefacts::find(&request.old_string, text.as_deref()) {
-        let (message, at) = super::artefacts::explain(&artefact, text.as_deref());
+    let (at_hand, streamed) = (text.as_deref().map(Text), Streamed { provider, target });
+    let haystack: &dyn Haystack = match &at_hand {
+        Some(text) => text,
+        None => &streamed,
+    };
+    if let Some(artefact) = super::artefacts::find(&request.old_string, Some(haystack)) {
+        let (message, at) = super::artefacts::explain(&artefact, Some(haystack));
         // The lines around where the part before a placeholder stands; a
         // cut line is not shown again (its marker is what went wrong).
         let quoted = matches!(artefact, super::artefacts::Artefact::Placeholder { .. });
-        let excerpt = match (&text, at) {
-            (Some(text), Some(line)) if quoted => {
+        let excerpt = match at {
+            Some(line) if quoted => {
                 let mut window = Window::new(line, super::diagnose::EXCERPT_LINES);
-                window.push(text);
+                match &text {
+                    Some(text) => window.push(text),
+                    None => {
+                        let _ = stream_each(provider, target, |chunk| {
+                            window.push(chunk);
+                            !window.complete()
+                        });
+                    }
+                }
                 window.excerpt()
             }
             _ => String::new(),
@@ -210,25 +226,58 @@ fn explain_miss<P: Provider>(
         }
     }
     let mut diagnosis = diagnoser.finish();
-    // Past the lines the scan compares, the file at hand names the line.
-    if let (Some(text), Some(from)) = (&text, diagnosis.head_from)
-        && let Some((message, line)) = first_difference(text, from, &request.old_string)
-    {
-        diagnosis.message = message;
-        diagnosis.excerpt = Some((line.saturating_sub(2).max(1), 5));
-        diagnosis.kept = None;
+    // Past the lines the scan compares, the file names the line.
+    if let Some(from) = diagnosis.head_from {
+        let old = &request.old_string;
+        let found = match &text {
+            Some(text) => first_difference(text, from, old),
+            None => {
+                // The lines old_string spans from `from`, each cut at the
+                // length of old_string (a longer one differs anyway).
+                let wanted = old.split('\n').count() as u64;
+                let mut lines = Vec::new();
+                let _ = stream_lines(provider, target, old.len() + 1, |no, line| {
+                    if no >= from {
+                        lines.push(line.to_owned());
+                    }
+                    no < from + wanted
+                });
+                first_difference_in(lines.iter().map(String::as_str), from, old)
+            }
+        };
+        if let Some((message, line)) = found {
+            diagnosis.message = message;
+            diagnosis.excerpt = Some((line.saturating_sub(2).max(1), 5));
+            diagnosis.kept = None;
+        }
     }
     // Nothing similar to a one-word old_string: the word it may misspell.
-    if let (Some(text), None) = (&text, diagnosis.excerpt)
-        && let Some((word, count, line)) = nearest_spelling(text, &request.old_string)
+    if diagnosis.excerpt.is_none()
+        && let Some(mut spelling) = Spelling::new(&request.old_string)
     {
-        let times = plural(count, "time", "times");
-        diagnosis.message = format!(
-            "`{}` is not in the file, but `{word}` is, {times} (first at line {line}): if that is \
-             the word meant, send it as old_string:",
-            request.old_string.trim()
-        );
-        diagnosis.excerpt = Some((line, 1));
+        match &text {
+            Some(text) => {
+                for (i, line) in text.lines().enumerate() {
+                    spelling.line(i as u64 + 1, line);
+                }
+            }
+            None => {
+                let _ = stream_lines(provider, target, LONGEST_WORD_LINE, |no, line| {
+                    spelling.line(no, line);
+                    true
+                });
+            }
+        }
+        if let Some((word, count, line)) = spelling.nearest() {
+            let times = plural(count, "time", "times");
+            diagnosis.message = format!(
+                "`{}` is not in the file, but `{word}` is, {times} (first at line {line}): if \
+                 that is the word meant, send it as old_string:",
+                request.old_string.trim()
+            );
+            diagnosis.excerpt = Some((line, 1));
+            diagnosis.kept = None;
+        }
     }
     let excerpt = match diagnosis.excerpt {
         Some((first, count)) => {
@@ -251,4 +300,43 @@ fn explain_miss<P: Provider>(
         None => String::new(),
     };
     ToolError::edit_not_found(display, &diagnosis.message, excerpt)
+}
+
+/// Lines of a streamed file longer than this are searched for a spelling
+/// in their first this many bytes only.
+const LONGEST_WORD_LINE: usize = 64 * 1024;
+
+/// A file too large to hold, asked about by streaming it once per question.
+struct Streamed<'a, P: Provider> {
+    provider: &'a P,
+    target: &'a P::Target,
+}
+
+impl<P: Provider> Haystack for Streamed<'_, P> {
+    fn occurrences(&self, needle: &str, max: usize) -> (usize, Option<u64>) {
+        let finder = memchr::memmem::Finder::new(needle.as_bytes());
+        let keep = needle.len().saturating_sub(1);
+        // The bytes of the last chunk a match may still start in, and the
+        // lines before them.
+        let mut carry: Vec<u8> = Vec::new();
+        let (mut lines, mut count, mut first) = (0u64, 0usize, None);
+        let _ = stream_each(self.provider, self.target, |chunk| {
+            carry.extend_from_slice(chunk.as_bytes());
+            for at in finder.find_iter(&carry) {
+                if count == 0 {
+                    first =
+                        Some(lines + 1 + memchr::memchr_iter(b'\n', &carry[..at]).count() as u64);
+                }
+                count += 1;
+                if count == max {
+                    return false;
+                }
+            }
+            let done = carry.len().saturating_sub(keep);
+            lines += memchr::memchr_iter(b'\n', &carry[..done]).count() as u64;
+            carry.drain(..done);
+            true
+        });
+        (count, first)
+    }
 }

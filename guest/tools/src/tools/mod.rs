@@ -293,6 +293,46 @@ fn stream_each<P: Provider>(
     Ok(())
 }
 
+/// Streams the lines of `target` into `each` with their numbers (1-based),
+/// without their `\n`, until it returns false or the text ends; a line
+/// longer than `max_line` bytes is cut there.
+fn stream_lines<P: Provider>(
+    provider: &P,
+    target: &P::Target,
+    max_line: usize,
+    mut each: impl FnMut(u64, &str) -> bool,
+) -> Result<(), FsError> {
+    let mut carry = String::new();
+    let mut no = 1;
+    let mut going = true;
+    let keep = |carry: &mut String, piece: &str| {
+        let mut room = max_line.saturating_sub(carry.len()).min(piece.len());
+        while !piece.is_char_boundary(room) {
+            room -= 1;
+        }
+        carry.push_str(&piece[..room]);
+    };
+    stream_each(provider, target, |chunk| {
+        let mut rest = chunk;
+        while let Some(at) = memchr::memchr(b'\n', rest.as_bytes()) {
+            keep(&mut carry, &rest[..at]);
+            going = each(no, &carry);
+            carry.clear();
+            no += 1;
+            if !going {
+                return false;
+            }
+            rest = &rest[at + 1..];
+        }
+        keep(&mut carry, rest);
+        true
+    })?;
+    if going && !carry.is_empty() {
+        each(no, &carry);
+    }
+    Ok(())
+}
+
 /// Large files whose line index a session keeps (about 16 KiB per GiB each).
 const INDEXED_FILES: usize = 8;
 

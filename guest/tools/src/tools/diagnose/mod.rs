@@ -28,8 +28,8 @@ use dsh_fs_core::text::fold_crlf;
 use lines::{Lines, RARE_PLACES};
 pub use pasted::numbered_like_read;
 use pasted::{Pasted, decode_escapes, pasted_prefixes, split_lines, strip_prefixes};
+pub use render::{Spelling, first_difference, first_difference_in};
 use render::{compose, fix_phrase, lines_phrase, plural, range_phrase};
-pub use render::{first_difference, nearest_spelling};
 use scan::{Features, LooseEnds, Needle, Ring};
 
 /// Lines of `old_string` compared; a longer one is compared by its start.

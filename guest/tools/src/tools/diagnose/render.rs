@@ -402,8 +402,20 @@ pub(super) fn plural(n: u64, one: &str, many: &str) -> String {
 /// not start those lines where said).
 pub fn first_difference(text: &str, from: u64, old: &str) -> Option<(String, u64)> {
     let text = fold_crlf(text);
-    let old = fold_crlf(old);
     let file = text.split('\n').skip(from.checked_sub(1)? as usize);
+    first_difference_in(file, from, old)
+}
+
+/// [`first_difference`] over the file's lines from line `from` on (without
+/// their line breaks; a CR before one is ignored), for a file read as a
+/// stream.
+pub fn first_difference_in<'a>(
+    file: impl Iterator<Item = &'a str>,
+    from: u64,
+    old: &str,
+) -> Option<(String, u64)> {
+    let old = fold_crlf(old);
+    let file = file.map(|l| l.strip_suffix('\r').unwrap_or(l));
     let wanted = old.split('\n').enumerate();
     for (line, ((k, want), have)) in (from..).zip(wanted.zip(file)) {
         if want != have {
@@ -434,37 +446,66 @@ pub fn first_difference(text: &str, from: u64, old: &str) -> Option<(String, u64
 }
 
 /// For an old_string that is one word the file does not hold: the word of
-/// `text` spelt nearest to it (at most two edits, and fewer than a quarter
-/// of its letters), how often the file has it, and the line of the first.
+/// the file spelt nearest to it (at most two edits, and fewer than a quarter
+/// of its letters), how often the file has it, and the line of the first;
+/// fed the file line by line, so a streamed file is judged as one at hand.
 /// The nearest first, then the most frequent; `None` when nothing is that near.
-pub fn nearest_spelling(text: &str, old: &str) -> Option<(String, u64, u64)> {
-    let word = |c: char| c.is_alphanumeric() || c == '_';
-    let old = old.trim();
-    let len = old.chars().count();
-    if len < 4 || !old.chars().all(word) {
-        return None;
+pub struct Spelling {
+    old: String,
+    len: usize,
+    most: usize,
+    /// word -> (distance, count, first line)
+    near: std::collections::HashMap<String, (usize, u64, u64)>,
+}
+
+impl Spelling {
+    /// `None` when `old` is not one word of at least four letters.
+    pub fn new(old: &str) -> Option<Self> {
+        let old = old.trim();
+        let len = old.chars().count();
+        if len < 4 || !old.chars().all(is_word) {
+            return None;
+        }
+        Some(Spelling {
+            old: old.to_owned(),
+            len,
+            most: (len / 4).clamp(1, 2),
+            near: Default::default(),
+        })
     }
-    let most = (len / 4).clamp(1, 2);
-    // word -> (distance, count, first line)
-    let mut near: std::collections::HashMap<&str, (usize, u64, u64)> = Default::default();
-    for (i, line) in text.lines().enumerate() {
-        for token in line.split(|c: char| !word(c)).filter(|t| !t.is_empty()) {
-            if let Some(seen) = near.get_mut(token) {
+
+    /// Line `no` of the file.
+    pub fn line(&mut self, no: u64, line: &str) {
+        for token in line.split(|c: char| !is_word(c)).filter(|t| !t.is_empty()) {
+            if let Some(seen) = self.near.get_mut(token) {
                 seen.1 += 1;
                 continue;
             }
-            if token.chars().count().abs_diff(len) > most {
+            if token.chars().count().abs_diff(self.len) > self.most {
                 continue;
             }
-            let d = strsim::damerau_levenshtein(token, old);
-            if (1..=most).contains(&d) {
-                near.insert(token, (d, 1, i as u64 + 1));
+            let d = strsim::damerau_levenshtein(token, &self.old);
+            if (1..=self.most).contains(&d) {
+                self.near.insert(token.to_owned(), (d, 1, no));
             }
         }
     }
-    near.into_iter()
-        .min_by(|a, b| {
-            (a.1.0, std::cmp::Reverse(a.1.1), a.1.2).cmp(&(b.1.0, std::cmp::Reverse(b.1.1), b.1.2))
-        })
-        .map(|(w, (_, count, line))| (w.to_owned(), count, line))
+
+    /// The nearest word, how often the file has it, and its first line.
+    pub fn nearest(self) -> Option<(String, u64, u64)> {
+        self.near
+            .into_iter()
+            .min_by(|a, b| {
+                (a.1.0, std::cmp::Reverse(a.1.1), a.1.2).cmp(&(
+                    b.1.0,
+                    std::cmp::Reverse(b.1.1),
+                    b.1.2,
+                ))
+            })
+            .map(|(w, (_, count, line))| (w, count, line))
+    }
+}
+
+fn is_word(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
 }
