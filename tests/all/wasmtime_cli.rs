@@ -202,7 +202,7 @@ fn temp_leftovers(dir: &Path) -> Vec<PathBuf> {
 
 /// The instances a component imports at its top level, by name; what the
 /// modules and components nested in it import is satisfied inside it.
-fn top_level_imports(wasm: &[u8]) -> Vec<String> {
+pub(crate) fn top_level_imports(wasm: &[u8]) -> Vec<String> {
     use wasmparser::{Parser, Payload};
     let (mut depth, mut names) = (0usize, Vec::new());
     for payload in Parser::new(0).parse_all(wasm) {

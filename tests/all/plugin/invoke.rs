@@ -159,3 +159,35 @@ fn without_a_state_directory_a_change_names_the_fix() {
     let found = grants.call("glob", &json!({"pattern": "*.txt"}));
     assert!(found.contains("a.txt"), "{found}");
 }
+
+#[test]
+fn the_plugin_imports_only_wasi_and_carries_the_tools_descriptions() {
+    let wasm = std::fs::read(super::component()).unwrap();
+    let imports = crate::wasmtime_cli::top_level_imports(&wasm);
+    assert!(
+        imports
+            .iter()
+            .any(|i| i.starts_with("wasi:filesystem/preopens@")),
+        "{imports:?}"
+    );
+    let foreign: Vec<_> = imports.iter().filter(|i| !i.starts_with("wasi:")).collect();
+    assert!(foreign.is_empty(), "imports beyond WASI: {foreign:?}");
+    // The package-docs section wassette reads: each function's description
+    // is the tool's own.
+    let docs = wasmparser::Parser::new(0)
+        .parse_all(&wasm)
+        .find_map(|p| match p.unwrap() {
+            wasmparser::Payload::CustomSection(c) if c.name() == "package-docs" => {
+                Some(c.data().to_vec())
+            }
+            _ => None,
+        })
+        .expect("a package-docs section");
+    let docs: serde_json::Value = serde_json::from_slice(&docs[1..]).unwrap();
+    let exports = &docs["worlds"]["root"]["func_exports"];
+    let definitions = crate::runtime().definitions().unwrap();
+    assert_eq!(definitions.len(), 5);
+    for d in definitions {
+        assert_eq!(exports[&d.name]["docs"], d.description, "{}", d.name);
+    }
+}
