@@ -29,34 +29,37 @@ fn policy(ws: &Path, state: &Path) -> String {
     cargo_xtask(&["policy".as_ref(), ws.as_os_str(), state.as_os_str()])
 }
 
-/// What `cargo xtask ARGS` prints; it must succeed.
-fn cargo_xtask(args: &[&OsStr]) -> String {
-    let out = Command::new(env!("CARGO"))
+/// What `cmd`, run in the checkout, prints; it must succeed.
+#[track_caller]
+fn succeed(cmd: &mut Command) -> String {
+    let out = cmd
         .current_dir(workspace())
-        .args(["run", "--quiet", "-p", "xtask", "--"])
-        .args(args)
         .output()
-        .expect("running cargo xtask");
+        .unwrap_or_else(|e| panic!("running {cmd:?}: {e}"));
     assert!(
         out.status.success(),
-        "cargo xtask {args:?}: {}",
+        "{cmd:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// What `cargo xtask ARGS` prints.
+fn cargo_xtask(args: &[&OsStr]) -> String {
+    succeed(
+        Command::new(env!("CARGO"))
+            .args(["run", "--quiet", "-p", "xtask", "--"])
+            .args(args),
+    )
+}
+
 /// Runs `wassette.py` with `config` (what it documents), in `scratch`.
 fn drive(config: serde_json::Value) {
-    let out = Command::new(venv("python"))
-        .arg(workspace().join("tests/all/plugin/wassette.py"))
-        .arg(config.to_string())
-        .output()
-        .expect("running wassette.py");
-    assert!(
-        out.status.success(),
-        "wassette.py failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        Command::new(venv("python"))
+            .arg(workspace().join("tests/all/plugin/wassette.py"))
+            .arg(config.to_string()),
     );
 }
 
@@ -80,78 +83,88 @@ fn readme_blocks(heading: &str) -> Vec<(String, String)> {
 
 /// Runs `script` in the checkout with bash, HOME set to `home`.
 fn run_sh(script: &str, home: &Path) {
-    let out = Command::new("bash")
-        .args(["-euo", "pipefail", "-c", script])
-        .current_dir(workspace())
-        .env("HOME", home)
-        .output()
-        .expect("running bash");
-    assert!(
-        out.status.success(),
-        "{script}\nfailed: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        Command::new("bash")
+            .args(["-euo", "pipefail", "-c", script])
+            .env("HOME", home),
     );
 }
 
 /// The README's wassette setup, run as written but for the workspace
-/// (`/tmp/dsh-fs-try` becomes `root`) and the server it starts last (the
-/// test's client starts it): the component and its policy, for `root` and
-/// `$HOME/.local/state/dsh-fs`, in HOME's wassette component directory.
-/// Answers the state directory and the README's list of the tools.
-fn readme_setup(root: &Path, home: &Path) -> (PathBuf, String) {
-    let blocks = readme_blocks("Load it into wassette");
-    let [(sh, setup), (text, tools)] = &blocks[..] else {
-        panic!("Load it into wassette: a sh block and a text block, not {blocks:?}");
-    };
-    assert_eq!((sh.as_str(), text.as_str()), ("sh", "text"));
-    let (setup, server) = setup.trim_end().rsplit_once('\n').unwrap();
-    assert!(server.starts_with("wassette run"), "{server}");
-    run_sh(
-        &setup.replace("/tmp/dsh-fs-try", root.to_str().unwrap()),
-        home,
-    );
-    (
-        home.join(".local/state/dsh-fs"),
-        tools.trim_end().to_owned(),
-    )
+/// (`/tmp/dsh-fs-try` becomes a scratch directory) and the server it starts
+/// last (the test's client starts it): the component and its policy, for
+/// that workspace and `$HOME/.local/state/dsh-fs`, in HOME's wassette
+/// component directory. One at a time: setups share
+/// `target/guest/dsh_fs_plugin.policy.yaml`.
+struct ReadmeSetup {
+    _one: std::sync::MutexGuard<'static, ()>,
+    scratch: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+    state: PathBuf,
+    /// The README's list of the tools.
+    tools: String,
 }
 
-/// The README's setups share `target/guest/dsh_fs_plugin.policy.yaml`: one at a time.
-static README_SETUP: std::sync::Mutex<()> = std::sync::Mutex::new(());
+impl ReadmeSetup {
+    fn run() -> Self {
+        static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+        let scratch = tempfile::tempdir().unwrap();
+        let (root, home) = (scratch.path().join("ws"), scratch.path().join("home"));
+        let blocks = readme_blocks("Load it into wassette");
+        let [(sh, setup), (text, tools)] = &blocks[..] else {
+            panic!("Load it into wassette: a sh block and a text block, not {blocks:?}");
+        };
+        assert_eq!((sh.as_str(), text.as_str()), ("sh", "text"));
+        let (setup, server) = setup.trim_end().rsplit_once('\n').unwrap();
+        assert!(server.starts_with("wassette run"), "{server}");
+        run_sh(
+            &setup.replace("/tmp/dsh-fs-try", root.to_str().unwrap()),
+            &home,
+        );
+        ReadmeSetup {
+            _one: one,
+            state: home.join(".local/state/dsh-fs"),
+            tools: tools.trim_end().to_owned(),
+            scratch,
+            root,
+            home,
+        }
+    }
+
+    /// wassette loads `source` (its id `component_id`) and serves the
+    /// scenario of `wassette.py` against `dsh-fs mcp`.
+    fn serve(&self, source: &str, component_id: &str, env: serde_json::Value) {
+        drive(json!({
+            "wassette": venv("wassette-run"),
+            "dsh_fs": env!("CARGO_BIN_EXE_dsh-fs"),
+            "source": source,
+            "component_id": component_id,
+            "home": self.home,
+            "root": self.root,
+            "state": self.state,
+            "expect_policy": policy(&self.root, &self.state),
+            "tools_text": self.tools,
+            "scratch": self.scratch.path(),
+            "env": env,
+        }));
+    }
+}
 
 #[test]
 fn wassette_serves_the_plugin_from_a_file_as_dsh_fs_mcp_serves_the_tools() {
-    let _one = README_SETUP.lock().unwrap_or_else(|e| e.into_inner());
-    let component = component();
-    let scratch = tempfile::tempdir().unwrap();
-    let (root, home) = (scratch.path().join("ws"), scratch.path().join("home"));
-    let (state, tools) = readme_setup(&root, &home);
-    drive(json!({
-        "wassette": venv("wassette-run"),
-        "dsh_fs": env!("CARGO_BIN_EXE_dsh-fs"),
-        "source": format!("file://{}", component.display()),
-        "component_id": "dsh_fs_plugin",
-        "home": home,
-        "root": root,
-        "state": state,
-        "expect_policy": policy(&root, &state),
-        "tools_text": tools,
-        "scratch": scratch.path(),
-        "env": {},
-    }));
+    let setup = ReadmeSetup::run();
+    let source = format!("file://{}", component().display());
+    setup.serve(&source, "dsh_fs_plugin", json!({}));
 }
 
 #[test]
 fn wassette_pulls_the_plugin_and_its_policy_from_a_registry() {
-    let _one = README_SETUP.lock().unwrap_or_else(|e| e.into_inner());
+    let setup = ReadmeSetup::run();
     let registry = Registry::start();
-    let component = component();
-    let scratch = tempfile::tempdir().unwrap();
-    let (root, home) = (scratch.path().join("ws"), scratch.path().join("home"));
-    let (state, tools) = readme_setup(&root, &home);
     // wassette must find the policy in the artifact, not beside it.
-    std::fs::remove_dir_all(home.join(".local/share/wassette/components")).unwrap();
+    std::fs::remove_dir_all(setup.home.join(".local/share/wassette/components")).unwrap();
 
     // The README's registry commands, against this registry and its CA.
     let blocks = readme_blocks("Pull it from a registry");
@@ -160,38 +173,27 @@ fn wassette_pulls_the_plugin_and_its_policy_from_a_registry() {
     };
     assert_eq!(sh, "sh");
     let ca = registry.ca();
-    let pulled = scratch.path().join("pulled");
+    let pulled = setup.scratch.path().join("pulled");
     let push: String = push
         .replace("127.0.0.1:5000", &registry.addr)
         .replace("/tmp/dsh-fs-pulled", pulled.to_str().unwrap())
         .lines()
-        .map(|line| match line.split_once('#') {
-            Some((command, _)) if command.starts_with("cargo xtask oci") => {
-                format!("{} --ca {}\n", command.trim_end(), ca.display())
+        .map(|line| {
+            let command = line.split_once('#').map_or(line, |(c, _)| c).trim_end();
+            if command.starts_with("cargo xtask oci") {
+                format!("{command} --ca {}\n", ca.display())
+            } else {
+                format!("{line}\n")
             }
-            _ if line.starts_with("cargo xtask oci") => format!("{line} --ca {}\n", ca.display()),
-            _ => format!("{line}\n"),
         })
         .collect();
-    run_sh(&push, &home);
+    run_sh(&push, &setup.home);
     let bytes = std::fs::read(pulled.join("dsh_fs_plugin.wasm")).unwrap();
     assert!(
-        bytes == std::fs::read(component).unwrap(),
+        bytes == std::fs::read(component()).unwrap(),
         "the pulled component differs"
     );
-
-    drive(json!({
-        "wassette": venv("wassette-run"),
-        "dsh_fs": env!("CARGO_BIN_EXE_dsh-fs"),
-        "source": format!("oci://{}/dsh-fs/plugin:0.1.0", registry.addr),
-        // wassette names it after the repository, `/` as `_`.
-        "component_id": "dsh-fs_plugin",
-        "home": home,
-        "root": root,
-        "state": state,
-        "expect_policy": policy(&root, &state),
-        "tools_text": tools,
-        "scratch": scratch.path(),
-        "env": {"SSL_CERT_FILE": ca},
-    }));
+    let source = format!("oci://{}/dsh-fs/plugin:0.1.0", registry.addr);
+    // wassette names it after the repository, `/` as `_`.
+    setup.serve(&source, "dsh-fs_plugin", json!({"SSL_CERT_FILE": ca}));
 }
