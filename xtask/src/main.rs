@@ -70,7 +70,19 @@ fn main() -> Result<()> {
             out
         }
         Some("plugin") => {
-            let built = build("dsh-fs-plugin", "dsh_fs_plugin")?;
+            // Its own target directory: it builds the tools and the wasi
+            // store without their `component` feature, and their cdylibs,
+            // named alike either way, would replace the ones `cli` and `js`
+            // compose when both run at once.
+            let plugin_target = target.with_file_name("guest-plugin");
+            let built = dsh_fs_build::component(
+                &workspace,
+                &plugin_target,
+                "dsh-fs-plugin",
+                &[],
+                "dsh_fs_plugin",
+            )
+            .map_err(anyhow::Error::msg)?;
             let out = target.join("dsh_fs_plugin.wasm");
             write(&out, &plugin::with_docs(&read(&built)?)?)?;
             let dirs: Vec<PathBuf> = std::env::args().skip(2).map(PathBuf::from).collect();
