@@ -197,15 +197,7 @@ fn explain_miss<P: Provider>(
         let excerpt = match at {
             Some(line) if quoted => {
                 let mut window = Window::new(line, super::diagnose::EXCERPT_LINES);
-                match &text {
-                    Some(text) => window.push(text),
-                    None => {
-                        let _ = stream_each(provider, target, |chunk| {
-                            window.push(chunk);
-                            !window.complete()
-                        });
-                    }
-                }
+                fill(&mut window, text.as_deref(), provider, target);
                 window.excerpt()
             }
             _ => String::new(),
@@ -281,25 +273,37 @@ fn explain_miss<P: Provider>(
     }
     let excerpt = match diagnosis.excerpt {
         Some((first, count)) => {
-            let mut window = Window::new(first, count);
-            match (&text, &diagnosis.kept) {
-                (Some(text), _) => window.push(text),
+            let window = match (&text, &diagnosis.kept) {
                 (None, Some(kept)) => {
-                    window = Window::from_line(first, count);
+                    let mut window = Window::from_line(first, count);
                     window.push(kept);
+                    window
                 }
-                (None, None) => {
-                    let _ = stream_each(provider, target, |chunk| {
-                        window.push(chunk);
-                        !window.complete()
-                    });
+                _ => {
+                    let mut window = Window::new(first, count);
+                    fill(&mut window, text.as_deref(), provider, target);
+                    window
                 }
-            }
+            };
             window.excerpt()
         }
         None => String::new(),
     };
     ToolError::edit_not_found(display, &diagnosis.message, excerpt)
+}
+
+/// Fills `window` from the text at hand, or by streaming the file until
+/// the window is complete (a read error leaves it as far as it got).
+fn fill<P: Provider>(window: &mut Window, text: Option<&str>, provider: &P, target: &P::Target) {
+    match text {
+        Some(text) => window.push(text),
+        None => {
+            let _ = stream_each(provider, target, |chunk| {
+                window.push(chunk);
+                !window.complete()
+            });
+        }
+    }
 }
 
 /// Lines of a streamed file longer than this are searched for a spelling
