@@ -10,6 +10,11 @@
 //! - `cargo xtask js`: the tools with the text layer component plugged into
 //!   their provider import, `dsh_fs_tools_text.wasm`, which imports only the
 //!   byte store and WASI: what `host/js` transpiles with jco;
+//! - `cargo xtask edge`: the tools built with their `memory` feature (world
+//!   `fs-tools-with-memory`) with the text layer plugged in,
+//!   `dsh_fs_edge.wasm`, which imports the byte store, `dsh:fs/memory` and
+//!   WASI: what `host/js` transpiles for Workers, whose Durable Object keeps
+//!   both the files and the session's observations;
 //! - `cargo xtask plugin [WORKSPACE STATE]`: the `fs-plugin` component,
 //!   `dsh_fs_plugin.wasm` (tools, text layer and `wasi:filesystem` store in
 //!   one; the tools' descriptions in its `package-docs` section), for plugin
@@ -69,6 +74,22 @@ fn main() -> Result<()> {
             write(&out, &plug(&tools, &[&text])?)?;
             out
         }
+        Some("edge") => {
+            // Its own target directory: the tools with another feature set,
+            // under the same artifact name as the ones `js` composes.
+            let tools = dsh_fs_build::component(
+                &workspace,
+                &target.with_file_name("guest-edge"),
+                "dsh-fs-tools",
+                &["memory"],
+                "dsh_fs_tools",
+            )
+            .map_err(anyhow::Error::msg)?;
+            let text = build("dsh-fs-text", "dsh_fs_text")?;
+            let out = target.join("dsh_fs_edge.wasm");
+            write(&out, &plug(&tools, &[&text])?)?;
+            out
+        }
         Some("plugin") => {
             // Its own target directory: it builds the tools and the wasi
             // store without their `component` feature, and their cdylibs,
@@ -120,7 +141,7 @@ fn main() -> Result<()> {
         }
         Some("oci") => return oci::main(std::env::args().skip(2)),
         other => bail!(
-            "usage: cargo xtask cli | js | plugin | policy | contract | wit <out.wasm> | oci ... (got {})",
+            "usage: cargo xtask cli | js | edge | plugin | policy | contract | wit <out.wasm> | oci ... (got {})",
             other.unwrap_or("nothing")
         ),
     };

@@ -1,14 +1,22 @@
 //! The WIT glue: binds the imported `dsh:fs/provider` to [`Provider`] and
-//! exports `dsh:fs/tools` by forwarding to [`crate::Session`]. Nothing else
-//! lives here.
+//! exports `dsh:fs/tools` by forwarding to [`crate::Session`]; with the
+//! `memory` feature, sessions keep their observations in the imported
+//! `dsh:fs/memory`. Nothing else lives here.
 
 use crate::tools;
 use dsh_fs_core as core;
 use dsh_fs_core::provider::{Listing, Provider, Resolved, TextStream};
 use std::cell::RefCell;
 
+#[cfg(not(feature = "memory"))]
 wit_bindgen::generate!({
     world: "fs-tools",
+    path: "../../wit/since_v0.1.0",
+});
+
+#[cfg(feature = "memory")]
+wit_bindgen::generate!({
+    world: "fs-tools-with-memory",
     path: "../../wit/since_v0.1.0",
 });
 
@@ -119,6 +127,31 @@ impl TextStream for seam::TextStream {
     }
 }
 
+/// Observations kept by the host in the imported `dsh:fs/memory`: the
+/// version seen under `seen:<key>`, a confirmed twin under `twin:<key>`.
+#[cfg(feature = "memory")]
+#[derive(Debug)]
+struct Remembered;
+
+#[cfg(feature = "memory")]
+impl crate::Memory for Remembered {
+    fn observed(&self, key: &str) -> Option<core::Version> {
+        dsh::fs::memory::recall(&format!("seen:{key}"))
+    }
+
+    fn observe(&mut self, key: String, version: core::Version) {
+        dsh::fs::memory::remember(&format!("seen:{key}"), &version);
+    }
+
+    fn twin_allowed(&self, key: &str) -> bool {
+        dsh::fs::memory::recall(&format!("twin:{key}")).is_some()
+    }
+
+    fn allow_twin(&mut self, key: String) {
+        dsh::fs::memory::remember(&format!("twin:{key}"), "");
+    }
+}
+
 /// The exported component.
 struct Component;
 
@@ -148,10 +181,20 @@ impl api::Guest for Component {
 struct SessionResource(RefCell<tools::Session<Imported>>);
 
 impl api::GuestSession for SessionResource {
+    #[cfg(not(feature = "memory"))]
     fn new(options: api::SessionOptions) -> Self {
         SessionResource(RefCell::new(tools::Session::new(
             Imported,
             options.observation_policy,
+        )))
+    }
+
+    #[cfg(feature = "memory")]
+    fn new(options: api::SessionOptions) -> Self {
+        SessionResource(RefCell::new(tools::Session::with_memory(
+            Imported,
+            options.observation_policy,
+            Box::new(Remembered),
         )))
     }
 
