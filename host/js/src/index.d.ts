@@ -59,12 +59,16 @@ export interface ToolArguments {
 /** One tool as a model sees it. */
 export interface ToolDefinition {
   name: ToolName;
+  /** A short title for people: `Read file`. */
+  title: string;
   /** What the tool does, including the read-before-change policy. */
   description: string;
   /** Advice for the system prompt: when and how to use the tool. */
   guidance: string;
   /** JSON Schema (draft 2020-12) of the arguments object, as JSON text. */
   parameters: string;
+  /** What it may do to the workspace (MCP's tool annotations). */
+  hints: { readOnly: boolean; destructive: boolean; idempotent: boolean };
 }
 
 /** The stable code of a failed call: the component's, or INTERNAL_ERROR from this host. */

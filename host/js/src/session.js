@@ -53,13 +53,19 @@ export function openSession(instantiate, { observationPolicy = true, store, prov
       }
     },
 
-    /** The tool definitions: `[{ name, description, guidance, parameters }]`, parameters as JSON Schema text. */
+    /**
+     * The tool definitions: `[{ name, title, description, guidance,
+     * parameters, hints }]`, parameters as JSON Schema text, hints as
+     * `{ readOnly, destructive, idempotent }`.
+     */
     definitions() {
-      return tools.definitions().map(({ name, description, guidance, parameters }) => ({
+      return tools.definitions().map(({ name, title, description, guidance, parameters, hints }) => ({
         name,
+        title,
         description,
         guidance,
         parameters,
+        hints: { readOnly: hints.readOnly, destructive: hints.destructive, idempotent: hints.idempotent },
       }));
     },
   };

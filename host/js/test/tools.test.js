@@ -242,6 +242,8 @@ describe('the package API', () => {
       assert.equal(schema.type, 'object');
       const first = ['glob', 'grep'].includes(d.name) ? 'pattern' : 'file_path';
       assert.ok(schema.required.includes(first), d.name);
+      assert.ok(d.title.length > 0, d.name);
+      assert.equal(d.hints.readOnly, ['read', 'glob', 'grep'].includes(d.name), d.name);
     }
   });
 
