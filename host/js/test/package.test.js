@@ -117,6 +117,7 @@ before(async () => {
       "export * as aiSdk from '@dsh-fs/host/ai-sdk';",
       "export * as node from '@dsh-fs/host/node';",
       "export * as opfs from '@dsh-fs/host/opfs';",
+      "export * as durable from '@dsh-fs/host/durable-object';",
       "export { asSchema } from 'ai';",
       '',
     ].join('\n'),
@@ -153,8 +154,12 @@ test('the tarball carries the sources, their declarations and the component, not
   assert.ok(listed.includes('src/index.d.ts') && listed.includes('src/ai-sdk.d.ts'));
   assert.deepEqual(
     listed.filter((p) => p.endsWith('.d.ts')),
-    ['src/ai-sdk.d.ts', 'src/index.d.ts', 'src/node.d.ts', 'src/opfs.d.ts'],
+    ['src/ai-sdk.d.ts', 'src/index.d.ts', 'src/node.d.ts', 'src/opfs.d.ts', 'src/store/durable.d.ts'],
   );
+  // The Worker and its modules, declared as a Worker declares them.
+  for (const f of ['generated/edge/worker.js', 'generated/edge/worker-modules.js', 'generated/edge/dsh-fs-edge.core.wasm']) {
+    assert.ok(listed.includes(f), f);
+  }
   t.diagnostic(`${TARBALL}: ${statSync(join(project, TARBALL)).size} bytes, ${listed.length} files`);
 });
 
@@ -164,6 +169,7 @@ test('the declarations name exactly what the modules export', () => {
     ['ai-sdk', installed.aiSdk],
     ['node', installed.node],
     ['opfs', installed.opfs],
+    ['store/durable', installed.durable],
   ]) {
     const dts = readFileSync(join(project, `node_modules/@dsh-fs/host/src/${module}.d.ts`), 'utf8');
     const declared = [...dts.matchAll(/^export (?:function|class|const) (\w+)/gm)].map((m) => m[1]);

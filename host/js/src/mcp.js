@@ -1,0 +1,69 @@
+// A session's tools as an MCP server (the official TypeScript SDK's low-level
+// `Server`), listed and answered as `dsh-fs mcp` lists and answers them: the
+// component's definitions with their titles and behaviour hints, the guidance
+// in the server's instructions, and a failure as `isError` with its code
+// and message as structured content. Nothing here knows a tool by name.
+
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+/** What `dsh-fs mcp` says of itself (host/rust/src/mcp). */
+const SERVER = { name: 'dsh-fs', version: '0.1.0' };
+const PREAMBLE =
+  'Tools for UTF-8 text files in one workspace. An error starts with its CODE and says what to do next.';
+
+/**
+ * The tools of `session` (an `openSession` result) as MCP lists them, and
+ * the server's instructions.
+ */
+export function describe(session) {
+  const definitions = session.definitions();
+  return {
+    instructions: definitions.reduce((text, d) => `${text}\n\n${d.name}: ${d.guidance}`, PREAMBLE),
+    tools: definitions.map((d) => {
+      const title = d.title || d.name;
+      const h = d.hints ?? {};
+      return {
+        name: d.name,
+        title,
+        description: d.description,
+        inputSchema: JSON.parse(d.parameters),
+        annotations: {
+          title,
+          readOnlyHint: Boolean(h.readOnly),
+          destructiveHint: Boolean(h.destructive),
+          idempotentHint: Boolean(h.idempotent),
+          openWorldHint: false,
+        },
+      };
+    }),
+  };
+}
+
+/** The MCP form of a tool result. */
+export function toMcp(result) {
+  const answer = { content: [{ type: 'text', text: result.text }], isError: Boolean(result.isError) };
+  if (result.isError && result.error) answer.structuredContent = { error: result.error };
+  return answer;
+}
+
+/**
+ * An MCP server whose calls run on `session()` (a function, so a host can
+ * hand out the session it holds at the time of each call); `listing` is
+ * `describe(session)`, made once.
+ */
+export function mcpServer(session, listing) {
+  const server = new Server(SERVER, {
+    capabilities: { tools: {} },
+    instructions: listing.instructions,
+    // The SDK validates JSON Schemas only for elicitation, which this server
+    // never asks for; its default validator compiles code at run time, which
+    // an edge runtime forbids.
+    jsonSchemaValidator: { getValidator: () => (input) => ({ valid: true, data: input, errorMessage: undefined }) },
+  });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listing.tools }));
+  server.setRequestHandler(CallToolRequestSchema, (request) =>
+    toMcp(session().execute(request.params.name, request.params.arguments ?? {})),
+  );
+  return server;
+}

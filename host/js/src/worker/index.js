@@ -1,0 +1,133 @@
+// The tools at the edge: a Cloudflare Worker (workerd) that serves `read`,
+// `write`, `edit`, `glob` and `grep` over MCP's Streamable HTTP transport,
+// one workspace per Durable Object. The object keeps the workspace's files
+// (DurableObjectStore) and its session's read-before-edit observations
+// (`dsh:fs/memory`) in its SQLite storage, so both survive between requests
+// and across restarts of the isolate; the runtime runs one object's requests
+// one at a time, and every tool call runs to its end without yielding.
+//
+// Routes (WORKSPACE: 1-64 of A-Z a-z 0-9 . _ -):
+//   POST /mcp/WORKSPACE            MCP (JSON responses, no server-side MCP session)
+//   GET  /files/WORKSPACE/PATH     the bytes of a file (404 when there is none)
+//   PUT  /files/WORKSPACE/PATH     replaces a file with the request body, past every check:
+//                                  how a deployment seeds a workspace or plays another writer
+//   GET  /stats/WORKSPACE          { wasmMemoryBytes }: the linear memory its instances hold now
+//                                  (they count against the isolate's memory limit)
+// With a `DSH_FS_TOKEN` secret set, every request needs `Authorization: Bearer <token>`.
+//
+// Bindings: `WORKSPACES`, a Durable Object namespace of class `Workspace`
+// with SQLite storage (wrangler: `new_sqlite_classes`; workerd: `enableSql`).
+//
+// The component's core modules are declared modules of the Worker
+// (generated/edge/worker-modules.js imports them; `npm run build:edge` makes
+// them): an edge runtime instantiates compiled modules and never compiles
+// WebAssembly from bytes at run time.
+
+import { DurableObject } from 'cloudflare:workers';
+import * as cli from '@bytecodealliance/preview2-shim/cli';
+import * as clocks from '@bytecodealliance/preview2-shim/clocks';
+import * as io from '@bytecodealliance/preview2-shim/io';
+import * as random from '@bytecodealliance/preview2-shim/random';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { instantiate as transpiled } from '../../generated/edge/dsh-fs-edge.js';
+import { coreModules } from '../../generated/edge/worker-modules.js';
+import { FsError } from '../error.js';
+import { bind, wasiFrom } from '../imports.js';
+import { describe, mcpServer } from '../mcp.js';
+import { openSession } from '../session.js';
+import { DurableObjectStore, durableMemory } from '../store/durable.js';
+
+export { DurableObjectStore, durableMemory };
+
+const component = { instantiate: transpiled, compiled: new Map(Object.entries(coreModules)) };
+const wasi = wasiFrom({ cli, clocks, io, random });
+const WORKSPACE = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** One workspace: its files, its session, its MCP endpoint. */
+export class Workspace extends DurableObject {
+  #store;
+  #session;
+  #listing;
+  /** The linear memories of the current instance. */
+  #memories = [];
+
+  constructor(ctx, env) {
+    super(ctx, env);
+    this.#store = new DurableObjectStore(ctx.storage);
+    const memory = durableMemory(ctx.storage);
+    const instantiate = (store) => {
+      this.#memories = [];
+      const core = (module, imports) => {
+        const instance = new WebAssembly.Instance(module, imports);
+        if (instance.exports.memory instanceof WebAssembly.Memory) this.#memories.push(instance.exports.memory);
+        return instance;
+      };
+      return bind(component, store, wasi, { 'dsh:fs/memory': memory }, core).tools;
+    };
+    this.#session = openSession(instantiate, { store: this.#store });
+    this.#listing = describe(this.#session);
+  }
+
+  async fetch(request) {
+    const url = new URL(request.url);
+    const [, route, , ...rest] = url.pathname.split('/');
+    if (route === 'mcp') return this.#mcp(request);
+    if (route === 'files') return this.#files(request, rest.map(decodeURIComponent).join('/'));
+    if (route === 'stats') {
+      return Response.json({ wasmMemoryBytes: this.#memories.reduce((n, m) => n + m.buffer.byteLength, 0) });
+    }
+    return new Response('not found\n', { status: 404 });
+  }
+
+  async #mcp(request) {
+    // Stateless: every request is whole in itself, so a client survives a
+    // restart of the object; the observations live in its storage.
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    const server = mcpServer(() => this.#session, this.#listing);
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(request);
+    } finally {
+      await server.close();
+    }
+  }
+
+  async #files(request, path) {
+    try {
+      if (request.method === 'GET') {
+        const bytes = this.#store.get(path);
+        return bytes ? new Response(bytes) : new Response('no such file\n', { status: 404 });
+      }
+      if (request.method === 'PUT') {
+        await this.#store.put(path, request.body ?? new Uint8Array(0));
+        return new Response(null, { status: 204 });
+      }
+      return new Response('GET or PUT\n', { status: 405, headers: { allow: 'GET, PUT' } });
+    } catch (e) {
+      if (e instanceof FsError) return new Response(`${e.code}: ${e.message}\n`, { status: 400 });
+      throw e;
+    }
+  }
+}
+
+export default {
+  async fetch(request, env) {
+    if (env.DSH_FS_TOKEN && !authorized(request, env.DSH_FS_TOKEN)) {
+      return new Response('unauthorized\n', { status: 401, headers: { 'www-authenticate': 'Bearer' } });
+    }
+    const [, route, workspace] = new URL(request.url).pathname.split('/');
+    if (!['mcp', 'files', 'stats'].includes(route) || !WORKSPACE.test(workspace ?? '')) {
+      return new Response('POST /mcp/WORKSPACE, GET or PUT /files/WORKSPACE/PATH, GET /stats/WORKSPACE\n', { status: 404 });
+    }
+    return env.WORKSPACES.get(env.WORKSPACES.idFromName(workspace)).fetch(request);
+  },
+};
+
+function authorized(request, token) {
+  const given = new TextEncoder().encode(request.headers.get('authorization') ?? '');
+  const wanted = new TextEncoder().encode(`Bearer ${token}`);
+  return given.byteLength === wanted.byteLength && crypto.subtle.timingSafeEqual(given, wanted);
+}

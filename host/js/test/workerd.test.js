@@ -1,0 +1,229 @@
+// The Worker (src/worker/) inside workerd, driven by the official MCP client
+// over Streamable HTTP, call for call beside `dsh-fs mcp` on a local
+// directory: the same texts and codes. Also the byte-store contract suite
+// on the DurableObjectStore inside workerd, files of 10 MiB, restarts of
+// workerd between requests, and workspaces kept apart.
+//
+// Needs `npm run build:edge` (run by `npm test`) and the `dsh-fs` binary of
+// the workspace (built here when missing). DSH_FS_EDGE_MIB sets the size of
+// the large file (10 by default).
+
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { bundleWorker } from '../scripts/workerd.mjs';
+import { serveWorker } from './workerd/serve.js';
+
+const here = (path) => fileURLToPath(new URL(path, import.meta.url));
+const EDGE = here('../generated/edge/');
+const LARGE_MIB = Number(process.env.DSH_FS_EDGE_MIB ?? 10);
+
+const scratch = fs.mkdtempSync(join(tmpdir(), 'dsh-fs-workerd-'));
+const servers = [];
+const clients = [];
+after(async () => {
+  for (const c of clients) await c.close().catch(() => {});
+  for (const s of servers) await s.stop();
+  fs.rmSync(scratch, { recursive: true, force: true });
+});
+
+/** The workspace's `dsh-fs` binary, built when missing. */
+function dshFs() {
+  const workspace = here('../../../');
+  const target = process.env.CARGO_TARGET_DIR ?? join(workspace, 'target');
+  const binary = join(target, 'debug', 'dsh-fs');
+  if (!fs.existsSync(binary)) {
+    const r = spawnSync(process.env.CARGO ?? 'cargo', ['build', '--quiet', '-p', 'dsh-fs'], { cwd: workspace, stdio: 'inherit' });
+    assert.equal(r.status, 0, 'cargo build -p dsh-fs failed');
+  }
+  return binary;
+}
+
+async function connect(transport) {
+  const client = new Client({ name: 'dsh-fs-workerd-test', version: '0' });
+  await client.connect(transport);
+  clients.push(client);
+  return client;
+}
+
+/** One tool call: `{ text, code, message }` (code and message null on success). */
+async function call(client, name, args) {
+  const r = await client.callTool({ name, arguments: args });
+  assert.equal(r.content.length, 1);
+  const { code = null, message = null } = r.isError ? (r.structuredContent?.error ?? {}) : {};
+  if (r.isError) assert.ok(code && message, `a failure without a code: ${r.content[0].text}`);
+  return { text: r.content[0].text, code, message };
+}
+
+describe('the Worker in workerd', () => {
+  let edge;
+  let local;
+  let localRoot;
+  const mcp = (workspace) => connect(new StreamableHTTPClientTransport(new URL(`${edge.url}/mcp/${workspace}`)));
+  const put = async (workspace, path, body) => {
+    const r = await fetch(`${edge.url}/files/${workspace}/${path}`, { method: 'PUT', body });
+    assert.equal(r.status, 204, await r.text());
+  };
+  const get = async (workspace, path) => {
+    const r = await fetch(`${edge.url}/files/${workspace}/${path}`);
+    return r.status === 404 ? null : new Uint8Array(await r.arrayBuffer());
+  };
+  const text = async (workspace, path) => new TextDecoder().decode(await get(workspace, path));
+
+  before(async () => {
+    edge = await serveWorker({
+      dir: join(scratch, 'edge'),
+      worker: join(EDGE, 'worker.js'),
+      wasmDirs: [EDGE],
+      objects: { Workspace: 'WORKSPACES' },
+    });
+    servers.push(edge);
+    localRoot = fs.mkdtempSync(join(scratch, 'local-'));
+    local = await connect(new StdioClientTransport({ command: dshFs(), args: ['mcp', '--root', localRoot] }));
+  });
+
+  test('lists the tools as `dsh-fs mcp` does, with its instructions', async () => {
+    const worker = await mcp('listing');
+    assert.deepEqual((await worker.listTools()).tools, (await local.listTools()).tools);
+    assert.equal(worker.getInstructions(), local.getInstructions());
+    assert.deepEqual(worker.getServerVersion(), local.getServerVersion());
+  });
+
+  test('answers a scenario with the texts and codes of `dsh-fs mcp`', async () => {
+    const worker = await mcp('scenario');
+    // The same call on both; the outside change through each one's own side door.
+    const both = async (name, args) => {
+      const [w, l] = [await call(worker, name, args), await call(local, name, args)];
+      assert.deepEqual(w, l, `${name} ${JSON.stringify(args)}`);
+      return w;
+    };
+    assert.equal((await both('write', { file_path: 'src/app.txt', content: 'alpha\nbeta\ngamma\n' })).code, null);
+    await both('read', { file_path: 'src/app.txt' });
+    assert.equal((await both('edit', { file_path: 'src/app.txt', old_string: 'beta', new_string: 'BETA' })).code, null);
+    assert.equal(await text('scenario', 'src/app.txt'), 'alpha\nBETA\ngamma\n');
+
+    // Another writer replaces the file: the next edit is refused, changing nothing.
+    await put('scenario', 'src/app.txt', 'alpha\nBETA\ngamma\ndelta\n');
+    fs.writeFileSync(join(localRoot, 'src/app.txt'), 'alpha\nBETA\ngamma\ndelta\n');
+    assert.equal((await both('edit', { file_path: 'src/app.txt', old_string: 'gamma', new_string: 'GAMMA' })).code, 'FS_STALE_VERSION');
+    assert.equal(await text('scenario', 'src/app.txt'), 'alpha\nBETA\ngamma\ndelta\n');
+    await both('read', { file_path: 'src/app.txt' });
+    assert.equal((await both('edit', { file_path: 'src/app.txt', old_string: 'gamma', new_string: 'GAMMA' })).code, null);
+    assert.equal(await text('scenario', 'src/app.txt'), 'alpha\nBETA\nGAMMA\ndelta\n');
+
+    // Finding files.
+    await both('write', { file_path: 'src/lib/util.txt', content: 'GAMMA rays\n' });
+    await both('glob', { pattern: '**/*.txt' });
+    await both('grep', { pattern: 'GAMMA' });
+    await both('grep', { pattern: 'gam+a', include: '*.txt', path: 'src' });
+
+    // Mistakes, and paths outside the workspace.
+    assert.equal((await both('edit', { file_path: 'src/app.txt', old_string: 'nothing like it', new_string: 'x' })).code, 'FS_EDIT_NOT_FOUND');
+    assert.equal((await both('edit', { file_path: 'new.txt', old_string: 'a', new_string: 'b' })).code, 'FS_NOT_FOUND');
+    assert.equal((await both('read', { file_path: '../outside.txt' })).code, 'FS_SANDBOX_DENIED');
+    assert.equal((await both('write', { file_path: '../../etc/x', content: 'x' })).code, 'FS_SANDBOX_DENIED');
+    assert.equal((await both('read', { file_path: '/etc/passwd' })).code, 'FS_SANDBOX_DENIED');
+    assert.equal((await both('read', { offset: 1 })).code, 'INVALID_ARGS');
+    assert.equal(await get('scenario', 'new.txt'), null);
+  });
+
+  test('keeps what the session read across restarts of workerd', async () => {
+    let worker = await mcp('restart');
+    await call(worker, 'write', { file_path: 'kept.txt', content: 'one\ntwo\n' });
+    await call(worker, 'write', { file_path: 'changed.txt', content: 'one\ntwo\n' });
+    await put('restart', 'unread.txt', 'one\n');
+    await edge.restart();
+    worker = await mcp('restart');
+    // Written before the restart: still known, so editable without a read.
+    assert.equal((await call(worker, 'edit', { file_path: 'kept.txt', old_string: 'two', new_string: 'TWO' })).code, null);
+    assert.equal(await text('restart', 'kept.txt'), 'one\nTWO\n');
+    // Never read: still refused.
+    assert.equal((await call(worker, 'edit', { file_path: 'unread.txt', old_string: 'one', new_string: '1' })).code, 'FS_NOT_OBSERVED');
+    // Changed by another writer while workerd was down: stale.
+    await edge.restart();
+    await put('restart', 'changed.txt', 'one\ntwo\nthree\n');
+    await edge.restart();
+    worker = await mcp('restart');
+    assert.equal((await call(worker, 'edit', { file_path: 'changed.txt', old_string: 'two', new_string: '2' })).code, 'FS_STALE_VERSION');
+    assert.equal(await text('restart', 'changed.txt'), 'one\ntwo\nthree\n');
+  });
+
+  test('keeps two workspaces apart', async () => {
+    const a = await mcp('apart-a');
+    const b = await mcp('apart-b');
+    await call(a, 'write', { file_path: 'same.txt', content: 'in a\n' });
+    assert.equal((await call(b, 'read', { file_path: 'same.txt' })).code, 'FS_NOT_FOUND');
+    await put('apart-b', 'same.txt', 'in b\n');
+    // Read in a, not in b: b's session may not edit its own same.txt.
+    await call(a, 'read', { file_path: 'same.txt' });
+    assert.equal((await call(b, 'edit', { file_path: 'same.txt', old_string: 'in b', new_string: 'x' })).code, 'FS_NOT_OBSERVED');
+    assert.equal((await call(a, 'edit', { file_path: 'same.txt', old_string: 'in a', new_string: 'A' })).code, null);
+    assert.equal(await text('apart-a', 'same.txt'), 'A\n');
+    assert.equal(await text('apart-b', 'same.txt'), 'in b\n');
+    assert.match((await call(b, 'glob', { pattern: '*' })).text, /same\.txt/);
+  });
+
+  test(`reads and edits a ${LARGE_MIB} MiB file`, async () => {
+    const line = (i) => `line ${String(i).padStart(8, '0')} ${'x'.repeat(50)}\n`;
+    const count = Math.floor((LARGE_MIB * 2 ** 20) / line(0).length);
+    const chunks = [];
+    for (let i = 0; i < count; i += 10_000) {
+      chunks.push(Array.from({ length: Math.min(10_000, count - i) }, (_, k) => line(i + k)).join(''));
+    }
+    const original = new TextEncoder().encode(chunks.join(''));
+    await put('large', 'big.txt', original);
+    const worker = await mcp('large');
+    const middle = Math.floor(count / 2);
+    const read = await call(worker, 'read', { file_path: 'big.txt', offset: middle, limit: 3 });
+    assert.equal(read.code, null, read.text);
+    assert.match(read.text, new RegExp(`line ${String(middle - 1).padStart(8, '0')}`));
+    const edited = await call(worker, 'edit', {
+      file_path: 'big.txt',
+      old_string: `line ${String(middle).padStart(8, '0')} `,
+      new_string: 'THE MIDDLE ',
+    });
+    assert.equal(edited.code, null, edited.text);
+    const now = await get('large', 'big.txt');
+    const expected = new TextEncoder().encode(
+      chunks.join('').replace(`line ${String(middle).padStart(8, '0')} `, 'THE MIDDLE '),
+    );
+    assert.equal(now.length, expected.length);
+    assert.ok(Buffer.from(now).equals(Buffer.from(expected)), 'the edited file differs from the expected bytes');
+  });
+});
+
+describe('the DurableObjectStore inside workerd', () => {
+  let contract;
+  let names;
+
+  before(async () => {
+    const dir = join(scratch, 'contract');
+    fs.mkdirSync(dir, { recursive: true });
+    await bundleWorker(here('./workerd/contract-worker.js'), join(dir, 'bundle.js'));
+    contract = await serveWorker({
+      dir,
+      worker: join(dir, 'bundle.js'),
+      wasmDirs: [here('./generated/contract/')],
+      objects: { ContractStore: 'CONTRACT' },
+    });
+    servers.push(contract);
+    names = await (await fetch(`${contract.url}/checks`)).json();
+  });
+
+  test('keeps the byte-store contract', async () => {
+    assert.ok(names.length >= 16, names.join(' '));
+    const failed = [];
+    for (const name of names) {
+      const r = await fetch(`${contract.url}/run/${encodeURIComponent(name)}`, { method: 'POST' });
+      if (r.status !== 200) failed.push(`${name}: ${await r.text()}`);
+    }
+    assert.deepEqual(failed, [], `${failed.join('\n')}\n${contract.log}`);
+  });
+});
