@@ -196,6 +196,22 @@ describe('the Worker in workerd', () => {
     );
     assert.equal(now.length, expected.length);
     assert.ok(Buffer.from(now).equals(Buffer.from(expected)), 'the edited file differs from the expected bytes');
+    // The isolate has 128 MiB for its JS heap and its WebAssembly memories together.
+    const { wasmMemoryBytes } = await (await fetch(`${edge.url}/stats/large`)).json();
+    assert.ok(wasmMemoryBytes > 0 && wasmMemoryBytes < 48 * 2 ** 20, `the instance holds ${wasmMemoryBytes} bytes of linear memory`);
+  });
+
+  test('runs the calls of one workspace one at a time', async () => {
+    const worker = await mcp('serial');
+    const lines = Array.from({ length: 20 }, (_, i) => `line ${i}\n`).join('');
+    await call(worker, 'write', { file_path: 'f.txt', content: lines });
+    // Twenty edits at once, each on a connection of its own: none may be lost.
+    const clients = await Promise.all(Array.from({ length: 20 }, () => mcp('serial')));
+    const answers = await Promise.all(
+      clients.map((c, i) => call(c, 'edit', { file_path: 'f.txt', old_string: `line ${i}\n`, new_string: `LINE ${i}\n` })),
+    );
+    assert.deepEqual(answers.map((a) => a.code), Array(20).fill(null), answers.map((a) => a.text).join('\n'));
+    assert.equal(await text('serial', 'f.txt'), Array.from({ length: 20 }, (_, i) => `LINE ${i}\n`).join(''));
   });
 });
 
