@@ -20,6 +20,7 @@
 // constructor) over `ctx.storage`.
 
 import { FsError } from '../error.js';
+import { seedingKey } from './seeding.js';
 
 /** Bytes per stored row of a file. */
 export const CHUNK = 1 << 20;
@@ -220,13 +221,8 @@ export class DurableObjectStore {
 
   // --- Storage ---
 
-  /** The key of a seeding path: relative to the root, `.` and empty parts dropped. */
   #key(path) {
-    const root = `${this.#root.replace(/\/+$/, '')}/`;
-    const relative = path === this.#root ? '' : path.startsWith(root) ? path.slice(root.length) : path;
-    const parts = relative.split('/').filter((p) => p !== '' && p !== '.');
-    if (parts.includes('..') || relative.startsWith('/')) throw FsError.sandboxDenied(path);
-    return parts.join('/');
+    return seedingKey(this.#root, path);
   }
 
   #row(key) {

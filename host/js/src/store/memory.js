@@ -4,6 +4,7 @@
 // made with createDir). The component's text layer does everything else.
 
 import { FsError } from '../error.js';
+import { seedingKey } from './seeding.js';
 import { BufferedReplacement, MAX_IN_MEMORY_BYTES } from './buffered.js';
 
 const encoder = new TextEncoder();
@@ -126,13 +127,8 @@ export class MemoryStore {
 
   // --- Storage ---
 
-  /** The key of a seeding path: relative to the root, `.` and empty parts dropped. */
   #key(path) {
-    const root = `${this.#root.replace(/\/+$/, '')}/`;
-    const relative = path === this.#root ? '' : path.startsWith(root) ? path.slice(root.length) : path;
-    const parts = relative.split('/').filter((p) => p !== '' && p !== '.');
-    if (parts.includes('..') || relative.startsWith('/')) throw FsError.sandboxDenied(path);
-    return parts.join('/');
+    return seedingKey(this.#root, path);
   }
 
   #put(key, bytes) {
