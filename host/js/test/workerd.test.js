@@ -19,7 +19,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { bundleWorker } from '../scripts/workerd.mjs';
-import { serveWorker } from './workerd/serve.js';
+import { serveWorker, serveWrangler } from './workerd/serve.js';
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const EDGE = here('../generated/edge/');
@@ -213,6 +213,27 @@ describe('the Worker in workerd', () => {
     assert.deepEqual(answers.map((a) => a.code), Array(20).fill(null), answers.map((a) => a.text).join('\n'));
     assert.equal(await text('serial', 'f.txt'), Array.from({ length: 20 }, (_, i) => `LINE ${i}\n`).join(''));
   });
+});
+
+test('deploys with the wrangler.jsonc of docs/hosts/edge.md, unchanged', async () => {
+  // The documented config, as written; its `main` re-exports the Worker as the
+  // comment on that line says (by path here: the package is not installed).
+  const docs = fs.readFileSync(here('../../../docs/hosts/edge.md'), 'utf8');
+  const jsonc = /```jsonc\n([\s\S]*?)```/.exec(docs)[1];
+  const dir = join(scratch, 'wrangler');
+  fs.mkdirSync(join(dir, 'src'), { recursive: true });
+  fs.writeFileSync(join(dir, 'wrangler.jsonc'), jsonc.replace(/^\/\/.*\n/, ''));
+  const main = /"main": "([^"]+)",\s*\/\/ (.*)$/m.exec(jsonc);
+  fs.writeFileSync(join(dir, main[1]), `${main[2].replace('@dsh-fs/host/worker', here('../src/worker/index.js'))}\n`);
+  const server = await serveWrangler(join(dir, 'wrangler.jsonc'));
+  servers.push(server);
+  const client = await connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp/deployed`)));
+  assert.equal((await call(client, 'write', { file_path: 'a.txt', content: 'one\n' })).code, null);
+  await server.restart();
+  const again = await connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp/deployed`)));
+  assert.equal((await call(again, 'edit', { file_path: 'a.txt', old_string: 'one', new_string: 'two' })).code, null);
+  const r = await fetch(`${server.url}/files/deployed/a.txt`);
+  assert.equal(await r.text(), 'two\n');
 });
 
 describe('the DurableObjectStore inside workerd', () => {

@@ -31,9 +31,23 @@ export async function serveWorker({ dir, worker, wasmDirs, objects }) {
   }
   const config = join(dir, 'workerd.capnp');
   fs.writeFileSync(config, workerdConfig({ coreModules, port: 0, storage: join(dir, 'storage'), objects }));
+  return served(['serve', config]);
+}
+
+/**
+ * workerd serving `config`, a wrangler.json(c) in a directory of its own:
+ * its `main` bundled by workerd with esbuild as wrangler bundles it, the
+ * Durable Objects' storage under that directory (`.wrangler/`).
+ */
+export async function serveWrangler(config) {
+  const esbuild = require.resolve('esbuild/bin/esbuild');
+  return served(['serve', config, '--socket-addr', 'http=127.0.0.1:0'], { ...process.env, WORKERD_ESBUILD: esbuild });
+}
+
+async function served(args, env = process.env) {
   const server = { port: 0, process: null, log: '' };
   server.start = async () => {
-    const started = await start(config, (text) => (server.log += text));
+    const started = await start(args, env, (text) => (server.log += text));
     server.process = started.child;
     server.port = started.port;
     server.url = `http://127.0.0.1:${started.port}`;
@@ -47,10 +61,11 @@ export async function serveWorker({ dir, worker, wasmDirs, objects }) {
   return server;
 }
 
-/** Starts `workerd serve config`; resolves with the child and its port once it listens. */
-function start(config, log) {
-  const child = spawn(WORKERD, ['serve', config, '--control-fd=3'], {
+/** Starts workerd with `args`; resolves with the child and its port once it listens. */
+function start(args, env, log) {
+  const child = spawn(WORKERD, [...args, '--control-fd=3'], {
     stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+    env,
   });
   child.stdout.on('data', (d) => log(d.toString()));
   child.stderr.on('data', (d) => log(d.toString()));
