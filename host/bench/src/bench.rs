@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod bucket;
+mod hosts;
 mod miss;
 mod search;
 
@@ -97,6 +98,11 @@ pub fn run(opts: &BenchOptions) -> Result<()> {
         );
     }
 
+    let host_sizes: Vec<u64> = sizes.iter().copied().filter(|&m| m <= 100).collect();
+    if !host_sizes.is_empty() {
+        hosts::first_reads(&runtime, &provider, &exe, &opts.dir, opts.reps, &host_sizes)?;
+    }
+
     if sizes.iter().any(|&m| m >= 100) {
         println!("\npaging: next read of the unchanged file at another offset, same session");
     }
@@ -181,12 +187,12 @@ pub fn run(opts: &BenchOptions) -> Result<()> {
         "\n{} sequential reads of a 4 KiB file in one session",
         opts.calls
     );
-    let lines: String = (0..52).map(|i| format!("{i:>79}\n")).collect();
     for rel in ["small-4k.txt", "deep/er/still/small-4k.txt"] {
         let small = opts.dir.join(rel);
         std::fs::create_dir_all(small.parent().unwrap_or(&opts.dir))?;
-        std::fs::write(&small, &lines[..4096])?;
+        std::fs::write(&small, hosts::small_file())?;
     }
+    let mut library = None;
     // The last row is the floor under the others: a call refused while its
     // arguments are parsed does no I/O, so what it costs the component over
     // the native library is the boundary and the guest's own code.
@@ -235,6 +241,9 @@ pub fn run(opts: &BenchOptions) -> Result<()> {
                 })
             },
         )?;
+        if label == "component" {
+            library = Some(median(&wasm_t));
+        }
         let per_s = |d: Duration| opts.calls as f64 / d.as_secs_f64();
         println!(
             "  {label} {:.0} calls/s ({:.1} µs/call)  native {:.0} calls/s ({:.1} µs/call)  ratio {:.2}x",
@@ -244,6 +253,11 @@ pub fn run(opts: &BenchOptions) -> Result<()> {
             median(&native_t).as_secs_f64() * 1e6 / opts.calls as f64,
             median(&wasm_t).as_secs_f64() / median(&native_t).as_secs_f64()
         );
+    }
+
+    if let Some(library) = library {
+        println!("the same 4 KiB reads through the host paths, one session, raw client");
+        hosts::small_reads(&exe, &opts.dir, opts.reps, opts.calls, library)?;
     }
 
     println!(

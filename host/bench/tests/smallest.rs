@@ -45,10 +45,14 @@ fn every_figure_runs_at_its_smallest() {
         "Found 1 match in 1 file",
         "glob **/*.rs",
         "first windowed read",
+        "host paths: first windowed read",
+        "library",
         "edit of the marker line",
         "edit miss",
         "20 sequential reads of a 4 KiB file",
         "refused argument, no I/O",
+        "serve: one at a time",
+        "mcp: one at a time",
         "cold start",
     ] {
         assert!(stdout.contains(figure), "no {figure:?} in:\n{stdout}");
