@@ -7,6 +7,12 @@
 //!
 //! The text layer component (`guest/text`) is built beside it, the same way:
 //! the JavaScript host composes the two (`host/js/scripts/build.mjs`).
+//!
+//! The component is also compiled to machine code here, so that the first
+//! call on a fresh machine does not compile it ([`precompile`]): by the stock
+//! `wasmtime` CLI at the version this crate links, which the project already
+//! installs for its tests (`scripts/install-cli-tools.sh`). Without it the
+//! host compiles the component on first use and caches the result, as before.
 
 use std::path::PathBuf;
 
@@ -29,6 +35,7 @@ fn main() {
                 shipped.display()
             )
         });
+        precompile(&out);
         println!(
             "cargo:rustc-env=DSH_FS_COMPONENT_PATH={}",
             shipped.display()
@@ -63,8 +70,76 @@ fn main() {
     };
     let wasm = build("dsh-fs-tools", "dsh_fs_tools");
     std::fs::copy(&wasm, out.join("dsh_fs_tools.wasm")).expect("copying the component");
+    precompile(&out);
     println!("cargo:rustc-env=DSH_FS_COMPONENT_PATH={}", wasm.display());
     // The text layer component is loaded from where it was built, by tests only.
     let text = build("dsh-fs-text", "dsh_fs_text");
     println!("cargo:rustc-env=DSH_FS_ADAPTER_PATH={}", text.display());
+}
+
+/// The wasmtime this crate links (`=48.0.8` in the workspace manifest): the
+/// CLI that precompiles the component must be the same release, or the
+/// runtime refuses its artifact.
+const WASMTIME_VERSION: &str = "48.0.8";
+
+/// The engine settings of `Runtime` (`src/runtime.rs`) that reach compiled
+/// code, as `wasmtime compile` flags: epoch interruption for call deadlines,
+/// and no GC heap (the component has no GC types). The proposals the
+/// component does not use are turned off so that the artifact asks for no
+/// more than the host's engine has; a CLI built without a proposal's cargo
+/// feature ignores its flag (scripts/install-cli-tools.sh builds one that
+/// enables exceptions anyway, hence the host's `gc` feature). The runtime
+/// checks the artifact against its engine (release, target, CPU features,
+/// settings) and compiles the component itself on a mismatch.
+const COMPILE_FLAGS: &[&str] = &[
+    "-W",
+    "epoch-interruption=y,gc-support=n,gc=n,exceptions=n,function-references=n,threads=n,\
+     stack-switching=n",
+];
+
+/// Writes `dsh_fs_tools.cwasm` in `out`: `dsh_fs_tools.wasm` compiled for
+/// this machine by the wasmtime CLI (`$DSH_FS_WASMTIME`, else `wasmtime` on
+/// `PATH`), or an empty file, with a warning, when there is no CLI of the
+/// linked release or the build is for another target.
+fn precompile(out: &std::path::Path) {
+    println!("cargo:rerun-if-env-changed=DSH_FS_WASMTIME");
+    let cwasm = out.join("dsh_fs_tools.cwasm");
+    let compiled = (|| -> Result<(), String> {
+        let (host, target) = (std::env::var("HOST"), std::env::var("TARGET"));
+        if host != target {
+            return Err("cross-compiling".into());
+        }
+        let cli = std::env::var_os("DSH_FS_WASMTIME").unwrap_or_else(|| "wasmtime".into());
+        let shown = cli.to_string_lossy().into_owned();
+        let run = |command: &mut std::process::Command| {
+            let output = command.output().map_err(|e| format!("{shown}: {e}"))?;
+            if !output.status.success() {
+                let stderr = String::from_utf8_lossy(&output.stderr);
+                return Err(format!("{shown} failed: {}", stderr.trim()));
+            }
+            Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+        };
+        let version = run(std::process::Command::new(&cli).arg("--version"))?;
+        if !version.split_whitespace().any(|w| w == WASMTIME_VERSION) {
+            return Err(format!(
+                "{shown} is {}, not {WASMTIME_VERSION}",
+                version.trim()
+            ));
+        }
+        run(std::process::Command::new(&cli)
+            .arg("compile")
+            .args(COMPILE_FLAGS)
+            .arg("-o")
+            .arg(&cwasm)
+            .arg(out.join("dsh_fs_tools.wasm")))
+        .map(drop)
+    })();
+    if let Err(why) = compiled {
+        println!(
+            "cargo:warning=dsh-fs: the component is not precompiled ({why}); it will be \
+             compiled on first use. Install the wasmtime {WASMTIME_VERSION} CLI \
+             (scripts/install-cli-tools.sh) to precompile it."
+        );
+        std::fs::write(&cwasm, b"").expect("writing an empty precompiled component");
+    }
 }

@@ -4,7 +4,7 @@ use dsh_fs::{LocalProvider, LocalStore, MemoryProvider, Runtime, SessionOptions}
 use std::sync::Arc;
 
 fn main() -> anyhow::Result<()> {
-    // Engine + precompiled component, cached on disk: build it once per process.
+    // Engine + the component compiled with the build: build it once per process.
     let runtime = Runtime::new()?;
 
     // A session on a directory: nothing outside it can be read or written.

@@ -59,5 +59,5 @@ pub use provider::{
 #[doc = concat!("```\n", include_str!("../examples/embed.rs"), "```")]
 pub struct EmbeddingExample;
 
-pub use runtime::{COMPONENT, COMPONENT_PATH, Limits, Runtime, RuntimeBuilder};
+pub use runtime::{COMPONENT, COMPONENT_PATH, ComponentOrigin, Limits, Runtime, RuntimeBuilder};
 pub use session::{Session, SessionOptions, ToolDefinition, ToolError, ToolHints, ToolResult};

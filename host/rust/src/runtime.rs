@@ -1,5 +1,6 @@
 //! The wasmtime side, set up once per process: a [`Runtime`] holds the
-//! engine, the precompiled component (cached on disk), the linked
+//! engine, the compiled component (compiled when this crate was built, else
+//! when first used and then cached on disk), the linked
 //! `InstancePre` and the epoch ticker that call deadlines count in, and
 //! [`Limits`] for every call. Sessions on it live in [`crate::session`].
 
@@ -13,6 +14,12 @@ use wasmtime::{Config, Engine};
 
 /// The tools component, built from `guest/` by this crate's build script.
 pub const COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/dsh_fs_tools.wasm"));
+
+/// The component compiled to machine code for the machine that built this
+/// crate, by the build script; empty when it could not be (no wasmtime CLI of
+/// the linked release, a cross build). Loaded only after wasmtime has checked
+/// that it fits this engine and CPU.
+const PRECOMPILED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/dsh_fs_tools.cwasm"));
 
 /// Where the build left the component file (`target/guest/wasm32-wasip2/release/dsh_fs_tools.wasm`).
 pub const COMPONENT_PATH: &str = env!("DSH_FS_COMPONENT_PATH");
@@ -76,15 +83,22 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Configures the engine, loads (or compiles and caches) the component
-    /// and links it.
+    /// Configures the engine, loads the component (precompiled with the
+    /// build, else cached, else compiled and cached) and links it.
     pub fn build(self) -> Result<Runtime> {
         let mut config = Config::new();
+        // Any setting here that reaches compiled code must also be passed to
+        // `wasmtime compile` by build.rs (`COMPILE_FLAGS`).
         config.epoch_interruption(true);
         let engine = Engine::new(&config)?;
-        let bytes = self.component.as_deref().unwrap_or(COMPONENT);
         let cache = self.cache_dir.unwrap_or_else(default_cache_dir);
-        let component = load_component(&engine, bytes, cache.as_deref())?;
+        let (component, origin) = match &self.component {
+            Some(bytes) => load_component(&engine, bytes, cache.as_deref())?,
+            None => match embedded(&engine) {
+                Some(component) => (component, ComponentOrigin::Precompiled),
+                None => load_component(&engine, COMPONENT, cache.as_deref())?,
+            },
+        };
 
         let mut linker = Linker::<HostState>::new(&engine);
         // Rust's wasm32-wasip2 std imports wasi:cli and wasi:io; they are
@@ -107,6 +121,7 @@ impl RuntimeBuilder {
             engine,
             pre,
             limits: self.limits,
+            origin,
         })
     }
 }
@@ -117,6 +132,19 @@ pub struct Runtime {
     pub(crate) engine: Engine,
     pub(crate) pre: FsToolsPre<HostState>,
     pub(crate) limits: Limits,
+    origin: ComponentOrigin,
+}
+
+/// Where a [`Runtime`]'s machine code came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ComponentOrigin {
+    /// Compiled when this crate was built, embedded in the binary.
+    Precompiled,
+    /// Loaded from the compiled-component cache.
+    Cached,
+    /// Compiled by this process (and cached when the cache is writable).
+    Compiled,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -142,6 +170,12 @@ impl Runtime {
     pub fn engine(&self) -> &Engine {
         &self.engine
     }
+
+    /// Where the component's machine code came from: the build, the cache,
+    /// or a compilation by this process.
+    pub fn origin(&self) -> ComponentOrigin {
+        self.origin
+    }
 }
 
 fn default_cache_dir() -> Option<PathBuf> {
@@ -154,11 +188,29 @@ fn default_cache_dir() -> Option<PathBuf> {
     Some(base.join("dsh-fs"))
 }
 
+/// The embedded component as the build compiled it, when wasmtime finds it
+/// compatible with `engine` (same release, target, CPU features and
+/// settings); `None` when there is none or it does not fit.
+fn embedded(engine: &Engine) -> Option<Component> {
+    if PRECOMPILED.is_empty() {
+        return None;
+    }
+    // SAFETY: the bytes are the output of `wasmtime compile` run by this
+    // crate's build script on the component embedded beside them (they are
+    // part of the binary, as trusted as its own code); `deserialize` checks
+    // the wasmtime release, target, CPU features and engine settings first.
+    unsafe { Component::deserialize(engine, PRECOMPILED) }.ok()
+}
+
 /// Loads the precompiled form of `bytes` from `cache`, or compiles it and
 /// stores it there (atomically, so concurrent processes never see half a file).
-fn load_component(engine: &Engine, bytes: &[u8], cache: Option<&Path>) -> Result<Component> {
+fn load_component(
+    engine: &Engine,
+    bytes: &[u8],
+    cache: Option<&Path>,
+) -> Result<(Component, ComponentOrigin)> {
     let Some(cache) = cache else {
-        return Ok(Component::new(engine, bytes)?);
+        return Ok((Component::new(engine, bytes)?, ComponentOrigin::Compiled));
     };
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -174,7 +226,7 @@ fn load_component(engine: &Engine, bytes: &[u8], cache: Option<&Path>) -> Result
         // this engine configuration (its name carries the compatibility hash
         // and the component's hash); the cache directory is the user's own.
         match unsafe { Component::deserialize_file(engine, &file) } {
-            Ok(c) => return Ok(c),
+            Ok(c) => return Ok((c, ComponentOrigin::Cached)),
             Err(_) => { /* stale or damaged: rebuild it below */ }
         }
     }
@@ -196,5 +248,5 @@ fn load_component(engine: &Engine, bytes: &[u8], cache: Option<&Path>) -> Result
             cache.display()
         );
     }
-    Ok(component)
+    Ok((component, ComponentOrigin::Compiled))
 }
