@@ -68,23 +68,82 @@ impl Reply {
     }
 
     /// The reply as one JSON object (no newline), keys in the documented
-    /// order: `text`, `is_error`, `error` (`null` on success).
+    /// order: `text`, `is_error` (derived from `error`, so the two can never
+    /// disagree), `error` (`null` on success). The same bytes as
+    /// `serde_json` would write; the text, the bulk of every reply, is
+    /// escaped by [`push_json_string`].
     pub fn to_json(&self) -> String {
-        /// The wire form: `is_error` is derived from `error`, so the two
-        /// can never disagree.
-        #[derive(Serialize)]
-        struct Wire<'a> {
-            text: &'a str,
-            is_error: bool,
-            error: Option<&'a ReplyError>,
+        let mut json = String::with_capacity(self.text.len() + 64);
+        json.push_str(r#"{"text":"#);
+        push_json_string(&mut json, &self.text);
+        match &self.error {
+            None => json.push_str(r#","is_error":false,"error":null}"#),
+            Some(error) => {
+                json.push_str(r#","is_error":true,"error":"#);
+                json.push_str(&serde_json::to_string(error).expect("strings always serialize"));
+                json.push('}');
+            }
         }
-        let wire = Wire {
-            text: &self.text,
-            is_error: self.error.is_some(),
-            error: self.error.as_ref(),
-        };
-        serde_json::to_string(&wire).expect("strings and bools always serialize")
+        json
     }
+}
+
+/// Appends `text` to `json` as a JSON string, escaped as `serde_json`
+/// escapes it (`\"`, `\\`, `\n` and the other short forms, `\u00XX` for
+/// the other control characters, nothing else). It looks at eight bytes at
+/// a time and copies the runs that need no escape whole: `serde_json`'s
+/// byte-by-byte loop was a fifth of `dsh-fs serve`'s time on 4 KiB reads.
+pub fn push_json_string(json: &mut String, text: &str) {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    /// Whether any byte of `word` is zero.
+    fn any_zero(word: u64) -> bool {
+        word.wrapping_sub(ONES) & !word & HIGHS != 0
+    }
+    /// Whether any of the eight bytes needs an escape: a control
+    /// character, `"` or `\`.
+    fn any_special(word: u64) -> bool {
+        let control = word.wrapping_sub(ONES * 0x20) & !word & HIGHS != 0;
+        control
+            || any_zero(word ^ (ONES * u64::from(b'"')))
+            || any_zero(word ^ (ONES * u64::from(b'\\')))
+    }
+    let bytes = text.as_bytes();
+    json.push('"');
+    let (mut start, mut at) = (0, 0);
+    while at < bytes.len() {
+        if let Some(chunk) = bytes.get(at..at + 8)
+            && !any_special(u64::from_ne_bytes(chunk.try_into().expect("eight bytes")))
+        {
+            at += 8;
+            continue;
+        }
+        let end = (at + 8).min(bytes.len());
+        for i in at..end {
+            let escape = match bytes[i] {
+                b'"' => "\\\"",
+                b'\\' => "\\\\",
+                b'\n' => "\\n",
+                b'\r' => "\\r",
+                b'\t' => "\\t",
+                0x08 => "\\b",
+                0x0c => "\\f",
+                byte if byte < 0x20 => "",
+                _ => continue,
+            };
+            // An escaped byte is ASCII, so `i` is a character boundary.
+            json.push_str(&text[start..i]);
+            if escape.is_empty() {
+                json.push_str(&format!("\\u{:04x}", bytes[i]));
+            } else {
+                json.push_str(escape);
+            }
+            start = i + 1;
+        }
+        at = end;
+    }
+    json.push_str(&text[start..]);
+    json.push('"');
 }
 
 /// A well-formed request line.
@@ -264,6 +323,38 @@ pub fn serve(
 mod tests {
     use super::*;
     use serde_json::{Value, json};
+
+    #[test]
+    fn replies_are_the_json_serde_writes() {
+        let mut texts: Vec<String> = (0u8..0x80).map(|b| format!("a{}b", b as char)).collect();
+        texts.extend(
+            [
+                "",
+                "plain ascii text of more than eight bytes",
+                "1:\tfn main() {\n2:\t    println!(\"hi\\n\");\r\n3:}\u{7f}",
+                "é中😀\u{2028}\"quoted\" and \\ \u{1}\u{1f} end",
+                "12345678\"2345678\\\n",
+            ]
+            .map(String::from),
+        );
+        for text in texts {
+            for reply in [Reply::ok(text.clone()), Reply::err("FS_X", text.clone())] {
+                #[derive(Serialize)]
+                struct Wire<'a> {
+                    text: &'a str,
+                    is_error: bool,
+                    error: Option<&'a ReplyError>,
+                }
+                let expected = serde_json::to_string(&Wire {
+                    text: &reply.text,
+                    is_error: reply.error.is_some(),
+                    error: reply.error.as_ref(),
+                })
+                .unwrap();
+                assert_eq!(reply.to_json(), expected, "{text:?}");
+            }
+        }
+    }
 
     fn run(input: &str) -> Vec<Value> {
         let mut out = Vec::new();
