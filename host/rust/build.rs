@@ -92,6 +92,12 @@ const WASMTIME_VERSION: &str = "48.0.8";
 /// checks the artifact against its engine (release, target, CPU features,
 /// settings) and compiles the component itself on a mismatch.
 const COMPILE_FLAGS: &[&str] = &[
+    // No map from machine code back to wasm offsets: 0.6 MiB of the
+    // artifact, used only to name wasm offsets in a trap's backtrace (the
+    // component carries no names to show with them). wasmtime loads code
+    // with or without it.
+    "-D",
+    "address-map=n",
     "-W",
     "epoch-interruption=y,gc-support=n,gc=n,exceptions=n,function-references=n,threads=n,\
      stack-switching=n",
