@@ -661,6 +661,7 @@ impl Backend for Proxied {
         use dsh_fs::object_store::aws::AmazonS3Builder;
         use dsh_fs::object_store::{BackoffConfig, RetryConfig};
         let bucket = crate::object_store::Bucket::new();
+        dsh_fs::provider::install_crypto();
         let client = AmazonS3Builder::new()
             .with_endpoint(proxy::Proxy::shared().endpoint())
             .with_allow_http(true)

@@ -343,6 +343,7 @@ fn client(bucket: &str) -> Arc<dyn ObjectStore> {
 }
 
 fn s3_client(bucket: &str) -> AmazonS3 {
+    dsh_fs::provider::install_crypto();
     AmazonS3Builder::new()
         .with_endpoint(Moto::shared().endpoint())
         .with_allow_http(true)

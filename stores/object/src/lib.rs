@@ -51,6 +51,15 @@ type StoreError = ::object_store::Error;
 /// inside `tokio::task::spawn_blocking`, as `dsh-fs mcp` does.
 pub type ObjectStoreProvider = TextLayer<BucketStore, Deadline>;
 
+/// Installs ring as this process's rustls crypto provider, unless one is
+/// installed already: the HTTP client of S3 requests (reqwest over rustls)
+/// uses it for TLS. [`BucketStore::from_url`] calls it; call it before
+/// building an `AmazonS3` of your own for [`BucketStore::s3`] (without a
+/// provider, building the client panics).
+pub fn install_crypto() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// Where and how to reach an S3-compatible store. Fields left `None` come
 /// from the usual AWS environment variables (`AWS_ENDPOINT_URL` or
 /// `AWS_ENDPOINT`, `AWS_REGION` or `AWS_DEFAULT_REGION`), as do the
@@ -167,7 +176,9 @@ impl BucketStore {
     }
 
     /// Serves the objects of an S3 bucket under `prefix`, uploading large
-    /// replacements in parts (with a conditional completion).
+    /// replacements in parts (with a conditional completion). A client built
+    /// by the caller needs a rustls provider installed first:
+    /// [`install_crypto`] before `AmazonS3Builder::build`.
     pub fn s3(store: AmazonS3, prefix: &str) -> anyhow::Result<Self> {
         let s3 = Arc::new(store);
         Self::build(s3.clone(), Some(s3), prefix)
@@ -213,6 +224,7 @@ impl BucketStore {
         if bucket.is_empty() {
             bail!("{url:?} names no bucket; expected s3://BUCKET/PREFIX");
         }
+        install_crypto();
         let mut builder = AmazonS3Builder::from_env()
             .with_bucket_name(bucket)
             .with_retry(RetryConfig {

@@ -86,6 +86,7 @@ pub(super) fn http_client() -> Result<HttpClient, StoreError> {
     if let Some(client) = CLIENT.get() {
         return Ok(client.clone());
     }
+    super::install_crypto();
     let client = ReqwestConnector::default().connect(
         &ClientOptions::new()
             .with_allow_http(true)

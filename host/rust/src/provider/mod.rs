@@ -17,7 +17,7 @@ pub use dsh_fs_core::store::{ByteStore, Deadline, Listing, Seam, Shortcuts, Targ
 pub use dsh_fs_store_local::{
     LocalObject, LocalProvider, LocalReplace, LocalShortcuts, LocalStore,
 };
-pub use dsh_fs_store_object::{BucketStore, ObjectStoreProvider, S3Options};
+pub use dsh_fs_store_object::{BucketStore, ObjectStoreProvider, S3Options, install_crypto};
 
 pub use dsh_fs_core::provider::{BoxListing, BoxStream, DynProvider, Provider, Resolved};
 
