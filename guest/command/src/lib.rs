@@ -313,8 +313,11 @@ pub fn serve(
                 },
             }
         };
-        output.write_all(reply.to_json().as_bytes())?;
-        output.write_all(b"\n")?;
+        // One write per reply: stdout's LineWriter sends a reply longer than
+        // its buffer straight through, and then the newline on its own.
+        let mut json = reply.to_json();
+        json.push('\n');
+        output.write_all(json.as_bytes())?;
         output.flush()?;
     }
 }
