@@ -151,7 +151,14 @@ fn wit_package_encodes_decodes_and_round_trips() {
     interfaces.sort_unstable();
     assert_eq!(
         interfaces,
-        ["memory", "provider", "store", "store-contract", "tools", "types"]
+        [
+            "memory",
+            "provider",
+            "store",
+            "store-contract",
+            "tools",
+            "types"
+        ]
     );
 
     let registry = Registry::start();
