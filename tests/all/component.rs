@@ -661,25 +661,35 @@ fn paging_a_large_file_matches_a_fresh_read_and_notices_changes() {
 #[test]
 fn the_embedded_component_is_compiled_with_the_build() {
     // The host's build compiled the component (with the wasmtime CLI that
-    // scripts/setup installs): a process with an empty cache neither
-    // compiles it nor writes the cache.
+    // scripts/setup installs): a process with an empty cache does not
+    // compile it, and leaves the build's artifact in the cache, which the
+    // next process maps instead of copying it out of the binary.
     let cache = tempfile::tempdir().unwrap();
-    let runtime = dsh_fs::Runtime::builder()
-        .cache_dir(Some(cache.path().join("cache")))
-        .build()
-        .unwrap();
+    let embedded = || {
+        dsh_fs::Runtime::builder()
+            .cache_dir(Some(cache.path().join("cache")))
+            .build()
+            .unwrap()
+    };
     assert_eq!(
-        runtime.origin(),
+        embedded().origin(),
         dsh_fs::ComponentOrigin::Precompiled,
         "the embedded component was not precompiled: see the build's warning"
     );
-    assert!(!cache.path().join("cache").exists());
+    assert_eq!(embedded().origin(), dsh_fs::ComponentOrigin::Cached);
+    let cache_files = || {
+        std::fs::read_dir(cache.path().join("cache"))
+            .unwrap()
+            .count()
+    };
+    assert_eq!(cache_files(), 1);
 
-    // Another component is compiled on first use, then loaded from the cache.
+    // A component given to the builder is compiled on first use, then loaded
+    // from the cache.
     let other = || {
         dsh_fs::Runtime::builder()
             .component(dsh_fs::COMPONENT.to_vec())
-            .cache_dir(Some(cache.path().join("cache")))
+            .cache_dir(Some(cache.path().join("other")))
             .build()
             .unwrap()
     };

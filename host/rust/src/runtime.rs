@@ -93,11 +93,8 @@ impl RuntimeBuilder {
         let engine = Engine::new(&config)?;
         let cache = self.cache_dir.unwrap_or_else(default_cache_dir);
         let (component, origin) = match &self.component {
-            Some(bytes) => load_component(&engine, bytes, cache.as_deref())?,
-            None => match embedded(&engine) {
-                Some(component) => (component, ComponentOrigin::Precompiled),
-                None => load_component(&engine, COMPONENT, cache.as_deref())?,
-            },
+            Some(bytes) => load_component(&engine, bytes, None, cache.as_deref())?,
+            None => load_component(&engine, COMPONENT, Some(PRECOMPILED), cache.as_deref())?,
         };
 
         let mut linker = Linker::<HostState>::new(&engine);
@@ -188,65 +185,72 @@ fn default_cache_dir() -> Option<PathBuf> {
     Some(base.join("dsh-fs"))
 }
 
-/// The embedded component as the build compiled it, when wasmtime finds it
-/// compatible with `engine` (same release, target, CPU features and
-/// settings); `None` when there is none or it does not fit.
-fn embedded(engine: &Engine) -> Option<Component> {
-    if PRECOMPILED.is_empty() {
-        return None;
-    }
-    // SAFETY: the bytes are the output of `wasmtime compile` run by this
-    // crate's build script on the component embedded beside them (they are
-    // part of the binary, as trusted as its own code); `deserialize` checks
-    // the wasmtime release, target, CPU features and engine settings first.
-    unsafe { Component::deserialize(engine, PRECOMPILED) }.ok()
-}
-
-/// Loads the precompiled form of `bytes` from `cache`, or compiles it and
-/// stores it there (atomically, so concurrent processes never see half a file).
+/// Loads the compiled form of `bytes`: from `cache` (mapped from its file,
+/// shared by every process), else `precompiled` (the build's, embedded) when
+/// wasmtime finds it fits this engine and CPU, else compiled here; what was
+/// not loaded from the cache is stored there (atomically, so concurrent
+/// processes never see half a file) for the next process to map.
 fn load_component(
     engine: &Engine,
     bytes: &[u8],
+    precompiled: Option<&[u8]>,
     cache: Option<&Path>,
 ) -> Result<(Component, ComponentOrigin)> {
-    let Some(cache) = cache else {
-        return Ok((Component::new(engine, bytes)?, ComponentOrigin::Compiled));
+    let file = cache.map(|cache| {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        engine.precompile_compatibility_hash().hash(&mut h);
+        let id = format!(
+            "{:016x}{:032x}",
+            h.finish(),
+            dsh_fs_core::text::content_hash(bytes)
+        );
+        cache.join(format!("tools-{id}.cwasm"))
+    });
+    if let Some(file) = file.as_deref().filter(|f| f.exists()) {
+        // SAFETY: the file was written below for this engine configuration
+        // (its name carries the compatibility hash and the component's
+        // hash), from this engine's compilation or the build's artifact
+        // that wasmtime accepted; the cache directory is the user's own.
+        if let Ok(c) = unsafe { Component::deserialize_file(engine, file) } {
+            return Ok((c, ComponentOrigin::Cached));
+        }
+        // Stale or damaged: replaced below.
+    }
+    // SAFETY: the bytes are the output of `wasmtime compile` run by this
+    // crate's build script on the component embedded beside them (part of
+    // the binary, as trusted as its own code); `deserialize` checks the
+    // wasmtime release, target, CPU features and engine settings first.
+    let embedded = precompiled.filter(|p| !p.is_empty()).and_then(|p| {
+        unsafe { Component::deserialize(engine, p) }
+            .ok()
+            .map(|c| (c, p))
+    });
+    let (component, origin, compiled) = match embedded {
+        Some((component, p)) => (component, ComponentOrigin::Precompiled, p.to_vec()),
+        None => {
+            let compiled = engine.precompile_component(bytes)?;
+            // SAFETY: `compiled` was produced by this very engine just above.
+            let component = unsafe { Component::deserialize(engine, &compiled)? };
+            (component, ComponentOrigin::Compiled, compiled)
+        }
     };
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    engine.precompile_compatibility_hash().hash(&mut h);
-    let id = format!(
-        "{:016x}{:032x}",
-        h.finish(),
-        dsh_fs_core::text::content_hash(bytes)
-    );
-    let file = cache.join(format!("tools-{id}.cwasm"));
-    if file.exists() {
-        // SAFETY: the file was written by `precompile_component` below for
-        // this engine configuration (its name carries the compatibility hash
-        // and the component's hash); the cache directory is the user's own.
-        match unsafe { Component::deserialize_file(engine, &file) } {
-            Ok(c) => return Ok((c, ComponentOrigin::Cached)),
-            Err(_) => { /* stale or damaged: rebuild it below */ }
+    if let (Some(cache), Some(file)) = (cache, file) {
+        let stored = (|| -> std::io::Result<()> {
+            use std::io::Write;
+            std::fs::create_dir_all(cache)?;
+            let mut tmp = tempfile::NamedTempFile::new_in(cache)?;
+            tmp.write_all(&compiled)?;
+            tmp.persist(&file)?;
+            Ok(())
+        })();
+        if let Err(e) = stored {
+            // The cache is an optimisation; a read-only home must not stop the tools.
+            eprintln!(
+                "dsh-fs: not caching the compiled component in {}: {e}",
+                cache.display()
+            );
         }
     }
-    let compiled = engine.precompile_component(bytes)?;
-    // SAFETY: `compiled` was produced by this very engine just above.
-    let component = unsafe { Component::deserialize(engine, &compiled)? };
-    let stored = (|| -> std::io::Result<()> {
-        use std::io::Write;
-        std::fs::create_dir_all(cache)?;
-        let mut tmp = tempfile::NamedTempFile::new_in(cache)?;
-        tmp.write_all(&compiled)?;
-        tmp.persist(&file)?;
-        Ok(())
-    })();
-    if let Err(e) = stored {
-        // The cache is an optimisation; a read-only home must not stop the tools.
-        eprintln!(
-            "dsh-fs: not caching the compiled component in {}: {e}",
-            cache.display()
-        );
-    }
-    Ok((component, ComponentOrigin::Compiled))
+    Ok((component, origin))
 }
