@@ -185,72 +185,83 @@ fn default_cache_dir() -> Option<PathBuf> {
     Some(base.join("dsh-fs"))
 }
 
-/// Loads the compiled form of `bytes`: from `cache` (mapped from its file,
-/// shared by every process), else `precompiled` (the build's, embedded) when
-/// wasmtime finds it fits this engine and CPU, else compiled here; what was
-/// not loaded from the cache is stored there (atomically, so concurrent
-/// processes never see half a file) for the next process to map.
+/// Loads the compiled form of `bytes`: from `cache`, mapped from its file
+/// (pages shared by every process). A process that finds no cache file puts
+/// the build's artifact (`precompiled`, embedded) there and maps it, when
+/// wasmtime finds it fits this engine and CPU; else it compiles `bytes` and
+/// stores that instead. Files are written atomically, so concurrent
+/// processes never see half of one. Without a cache the embedded artifact
+/// is loaded from the binary (a copy), or `bytes` compiled.
 fn load_component(
     engine: &Engine,
     bytes: &[u8],
     precompiled: Option<&[u8]>,
     cache: Option<&Path>,
 ) -> Result<(Component, ComponentOrigin)> {
-    let file = cache.map(|cache| {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        engine.precompile_compatibility_hash().hash(&mut h);
-        let id = format!(
-            "{:016x}{:032x}",
-            h.finish(),
-            dsh_fs_core::text::content_hash(bytes)
-        );
-        cache.join(format!("tools-{id}.cwasm"))
-    });
-    if let Some(file) = file.as_deref().filter(|f| f.exists()) {
-        // SAFETY: the file was written below for this engine configuration
-        // (its name carries the compatibility hash and the component's
-        // hash), from this engine's compilation or the build's artifact
-        // that wasmtime accepted; the cache directory is the user's own.
-        if let Ok(c) = unsafe { Component::deserialize_file(engine, file) } {
+    let precompiled = precompiled.filter(|p| !p.is_empty());
+    let Some(cache) = cache else {
+        // SAFETY: the bytes are the output of `wasmtime compile` run by this
+        // crate's build script on the component embedded beside them (part
+        // of the binary, as trusted as its own code); `deserialize` checks
+        // the wasmtime release, target, CPU features and engine settings.
+        if let Some(c) = precompiled.and_then(|p| unsafe { Component::deserialize(engine, p) }.ok())
+        {
+            return Ok((c, ComponentOrigin::Precompiled));
+        }
+        return Ok((Component::new(engine, bytes)?, ComponentOrigin::Compiled));
+    };
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut h);
+    let id = format!(
+        "{:016x}{:032x}",
+        h.finish(),
+        dsh_fs_core::text::content_hash(bytes)
+    );
+    let file = cache.join(format!("tools-{id}.cwasm"));
+    // SAFETY (each `deserialize_file` below): the file was written by this
+    // function for this engine configuration (its name carries the
+    // compatibility hash and the component's hash), from the build's
+    // artifact or this engine's compilation; wasmtime checks the release,
+    // target, CPU features and settings before using it; the cache
+    // directory is the user's own.
+    if file.exists() {
+        if let Ok(c) = unsafe { Component::deserialize_file(engine, &file) } {
             return Ok((c, ComponentOrigin::Cached));
         }
         // Stale or damaged: replaced below.
     }
-    // SAFETY: the bytes are the output of `wasmtime compile` run by this
-    // crate's build script on the component embedded beside them (part of
-    // the binary, as trusted as its own code); `deserialize` checks the
-    // wasmtime release, target, CPU features and engine settings first.
-    let embedded = precompiled.filter(|p| !p.is_empty()).and_then(|p| {
-        unsafe { Component::deserialize(engine, p) }
-            .ok()
-            .map(|c| (c, p))
-    });
-    let (component, origin, compiled) = match embedded {
-        Some((component, p)) => (component, ComponentOrigin::Precompiled, p.to_vec()),
-        None => {
-            let compiled = engine.precompile_component(bytes)?;
-            // SAFETY: `compiled` was produced by this very engine just above.
-            let component = unsafe { Component::deserialize(engine, &compiled)? };
-            (component, ComponentOrigin::Compiled, compiled)
-        }
-    };
-    if let (Some(cache), Some(file)) = (cache, file) {
-        let stored = (|| -> std::io::Result<()> {
-            use std::io::Write;
-            std::fs::create_dir_all(cache)?;
-            let mut tmp = tempfile::NamedTempFile::new_in(cache)?;
-            tmp.write_all(&compiled)?;
-            tmp.persist(&file)?;
-            Ok(())
-        })();
-        if let Err(e) = stored {
-            // The cache is an optimisation; a read-only home must not stop the tools.
-            eprintln!(
-                "dsh-fs: not caching the compiled component in {}: {e}",
-                cache.display()
-            );
+    if let Some(p) = precompiled {
+        let loaded = if store(cache, &file, p).is_ok() {
+            unsafe { Component::deserialize_file(engine, &file) }
+        } else {
+            // A cache that cannot be written (a read-only home): the copy.
+            // SAFETY: as for a process without a cache, above.
+            unsafe { Component::deserialize(engine, p) }
+        };
+        if let Ok(c) = loaded {
+            return Ok((c, ComponentOrigin::Precompiled));
         }
     }
-    Ok((component, origin))
+    let compiled = engine.precompile_component(bytes)?;
+    // SAFETY: `compiled` was produced by this very engine just above.
+    let component = unsafe { Component::deserialize(engine, &compiled)? };
+    if let Err(e) = store(cache, &file, &compiled) {
+        // The cache is an optimisation; a read-only home must not stop the tools.
+        eprintln!(
+            "dsh-fs: not caching the compiled component in {}: {e}",
+            cache.display()
+        );
+    }
+    Ok((component, ComponentOrigin::Compiled))
+}
+
+/// Writes `bytes` to `file` in `cache` through a file beside it.
+fn store(cache: &Path, file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    std::fs::create_dir_all(cache)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(cache)?;
+    tmp.write_all(bytes)?;
+    tmp.persist(file)?;
+    Ok(())
 }
