@@ -225,11 +225,11 @@ fn load_component(
     // artifact or this engine's compilation; wasmtime checks the release,
     // target, CPU features and settings before using it; the cache
     // directory is the user's own.
-    if file.exists() {
-        if let Ok(c) = unsafe { Component::deserialize_file(engine, &file) } {
-            return Ok((c, ComponentOrigin::Cached));
-        }
-        // Stale or damaged: replaced below.
+    // A stale or damaged file is replaced below.
+    if file.exists()
+        && let Ok(c) = unsafe { Component::deserialize_file(engine, &file) }
+    {
+        return Ok((c, ComponentOrigin::Cached));
     }
     if let Some(p) = precompiled {
         let loaded = if store(cache, &file, p).is_ok() {
