@@ -93,7 +93,7 @@ impl Reply {
 /// the other control characters, nothing else). It looks at eight bytes at
 /// a time and copies the runs that need no escape whole: `serde_json`'s
 /// byte-by-byte loop was a fifth of `dsh-fs serve`'s time on 4 KiB reads.
-pub fn push_json_string(json: &mut String, text: &str) {
+fn push_json_string(json: &mut String, text: &str) {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
     /// Whether any byte of `word` is zero.

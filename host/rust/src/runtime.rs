@@ -199,13 +199,14 @@ fn load_component(
     cache: Option<&Path>,
 ) -> Result<(Component, ComponentOrigin)> {
     let precompiled = precompiled.filter(|p| !p.is_empty());
+    // The embedded artifact copied out of the binary, when it fits.
+    // SAFETY: the bytes are the output of `wasmtime compile` run by this
+    // crate's build script on the component embedded beside them (part of
+    // the binary, as trusted as its own code); `deserialize` checks the
+    // wasmtime release, target, CPU features and engine settings.
+    let copied = || precompiled.and_then(|p| unsafe { Component::deserialize(engine, p) }.ok());
     let Some(cache) = cache else {
-        // SAFETY: the bytes are the output of `wasmtime compile` run by this
-        // crate's build script on the component embedded beside them (part
-        // of the binary, as trusted as its own code); `deserialize` checks
-        // the wasmtime release, target, CPU features and engine settings.
-        if let Some(c) = precompiled.and_then(|p| unsafe { Component::deserialize(engine, p) }.ok())
-        {
+        if let Some(c) = copied() {
             return Ok((c, ComponentOrigin::Precompiled));
         }
         return Ok((Component::new(engine, bytes)?, ComponentOrigin::Compiled));
@@ -224,8 +225,7 @@ fn load_component(
     // compatibility hash and the component's hash), from the build's
     // artifact or this engine's compilation; wasmtime checks the release,
     // target, CPU features and settings before using it; the cache
-    // directory is the user's own.
-    // A stale or damaged file is replaced below.
+    // directory is the user's own. A stale or damaged file is replaced below.
     if file.exists()
         && let Ok(c) = unsafe { Component::deserialize_file(engine, &file) }
     {
@@ -233,13 +233,12 @@ fn load_component(
     }
     if let Some(p) = precompiled {
         let loaded = if store(cache, &file, p).is_ok() {
-            unsafe { Component::deserialize_file(engine, &file) }
+            unsafe { Component::deserialize_file(engine, &file) }.ok()
         } else {
             // A cache that cannot be written (a read-only home): the copy.
-            // SAFETY: as for a process without a cache, above.
-            unsafe { Component::deserialize(engine, p) }
+            copied()
         };
-        if let Ok(c) = loaded {
+        if let Some(c) = loaded {
             return Ok((c, ComponentOrigin::Precompiled));
         }
     }
