@@ -20,6 +20,7 @@
 
 pub mod deadline;
 mod error;
+pub mod excerpt;
 pub mod layer;
 pub mod listing;
 pub mod provider;
@@ -34,8 +35,8 @@ mod wit;
 pub use error::{ErrorCode, FsError};
 pub use provider::{DynProvider, Provider};
 pub use types::{
-    DirEntry, DirEntryKind, EditOutcome, EditRequest, EntryKind, FsInfo, PathText, SearchQuery,
-    TextContent, Version, WriteIntent, WriteOperation, WriteOutcome,
+    DirEntry, DirEntryKind, EditExcerpt, EditOutcome, EditRequest, EditsError, EntryKind, FsInfo,
+    PathText, SearchQuery, TextContent, Version, WriteIntent, WriteOperation, WriteOutcome,
 };
 
 /// Files at or above this size are read through `stream-text`, never whole.

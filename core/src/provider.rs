@@ -9,8 +9,8 @@
 use crate::store::Target;
 pub use crate::store::{Listing, TextStream};
 use crate::{
-    EditOutcome, EditRequest, FsError, FsInfo, PathText, SearchQuery, TextContent, WriteIntent,
-    WriteOutcome,
+    EditOutcome, EditRequest, EditsError, ErrorCode, FsError, FsInfo, PathText, SearchQuery,
+    TextContent, WriteIntent, WriteOutcome,
 };
 use std::fmt;
 
@@ -79,6 +79,35 @@ pub trait Provider: fmt::Debug {
         edit: &EditRequest,
         expected: Option<&str>,
     ) -> Result<EditOutcome, FsError>;
+
+    /// Several edits of one file in one guarded, atomic step (see
+    /// `edit-texts` in `provider.wit`): each matched against the text the
+    /// ones before it left; a failure names the edit and changes nothing.
+    /// The default serves a single edit through [`Provider::edit_text`] and
+    /// refuses more: a provider that can edit in one commit overrides it.
+    fn edit_texts(
+        &self,
+        target: &Self::Target,
+        edits: &[EditRequest],
+        expected: Option<&str>,
+    ) -> Result<EditOutcome, EditsError> {
+        let [edit] = edits else {
+            return Err(FsError::new(
+                ErrorCode::InvalidInput,
+                "this provider applies one edit per call",
+            )
+            .into());
+        };
+        self.edit_text(target, edit, expected)
+            .map_err(|error| EditsError {
+                edit: matches!(
+                    error.code,
+                    ErrorCode::EditNotFound | ErrorCode::AmbiguousEdit | ErrorCode::InvalidInput
+                )
+                .then_some(0),
+                error,
+            })
+    }
 
     /// The entries of the directory, one level deep, in byte order of their
     /// names; links never followed, content never read. `not-found`,

@@ -1,6 +1,8 @@
 //! Value types that cross the provider seam; each mirrors a record or variant
 //! of `wit/since_v0.1.0/types.wit`.
 
+use crate::FsError;
+
 /// Opaque freshness token made by a provider.
 pub type Version = String;
 
@@ -117,6 +119,36 @@ pub struct EditOutcome {
     pub version: Version,
     /// 1-based line where the first replacement starts.
     pub first_line: u64,
+    /// The changed lines before and after, with a line of context; `None`
+    /// past [`crate::excerpt::MAX_EXCERPT_BYTES`] or for a streamed edit.
+    pub excerpt: Option<EditExcerpt>,
+}
+
+/// Whole lines around a change, as they read before and after it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EditExcerpt {
+    /// 1-based number of the first line of both texts.
+    pub first_line: u64,
+    /// The lines before the change (line endings as in the file).
+    pub before: String,
+    /// The same lines after it.
+    pub after: String,
+}
+
+/// Why a list of edits was not applied; nothing was changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EditsError {
+    /// The 0-based index of the failing edit; `None` for a failure of the
+    /// file itself (missing, stale, too large, not text).
+    pub edit: Option<u32>,
+    /// What went wrong.
+    pub error: FsError,
+}
+
+impl From<FsError> for EditsError {
+    fn from(error: FsError) -> Self {
+        EditsError { edit: None, error }
+    }
 }
 
 /// What a directory entry is, without following links.

@@ -32,7 +32,41 @@ macro_rules! wit_types {
         $crate::__wit_record!($wit TextContent { text, version });
         $crate::__wit_record!($wit WriteOutcome { operation, version });
         $crate::__wit_record!($wit EditRequest { old_string, new_string, replace_all });
-        $crate::__wit_record!($wit EditOutcome { replacements, version, first_line });
+        $crate::__wit_record!($wit EditExcerpt { first_line, before, after });
+
+        impl ::core::convert::From<$wit::EditOutcome> for $crate::EditOutcome {
+            fn from(o: $wit::EditOutcome) -> Self {
+                $crate::EditOutcome {
+                    replacements: o.replacements,
+                    version: o.version,
+                    first_line: o.first_line,
+                    excerpt: o.excerpt.map(Into::into),
+                }
+            }
+        }
+
+        impl ::core::convert::From<$crate::EditOutcome> for $wit::EditOutcome {
+            fn from(o: $crate::EditOutcome) -> Self {
+                $wit::EditOutcome {
+                    replacements: o.replacements,
+                    version: o.version,
+                    first_line: o.first_line,
+                    excerpt: o.excerpt.map(Into::into),
+                }
+            }
+        }
+
+        impl ::core::convert::From<$wit::EditsError> for $crate::EditsError {
+            fn from(e: $wit::EditsError) -> Self {
+                $crate::EditsError { edit: e.edit, error: e.error.into() }
+            }
+        }
+
+        impl ::core::convert::From<$crate::EditsError> for $wit::EditsError {
+            fn from(e: $crate::EditsError) -> Self {
+                $wit::EditsError { edit: e.edit, error: e.error.into() }
+            }
+        }
         $crate::__wit_record!($wit DirEntry { name, kind, size, modified });
 
         impl ::core::convert::From<$wit::PathText> for $crate::PathText {
@@ -196,6 +230,21 @@ macro_rules! wit_provider {
                     $crate::Provider::edit_text($provider?, target, &edit, expected.as_deref())?
                         .into(),
                 )
+            }
+
+            fn edit_texts(
+                t: $api::TargetBorrow<'_>,
+                edits: Vec<$wit::EditRequest>,
+                expected: Option<$wit::Version>,
+            ) -> Result<$wit::EditOutcome, $wit::EditsError> {
+                let provider = $provider.map_err(|e| $wit::EditsError {
+                    edit: None,
+                    error: e.into(),
+                })?;
+                let edits: Vec<$crate::EditRequest> = edits.into_iter().map(Into::into).collect();
+                $crate::Provider::edit_texts(provider, t.get(), &edits, expected.as_deref())
+                    .map(Into::into)
+                    .map_err(Into::into)
             }
 
             fn list_dir(t: $api::TargetBorrow<'_>) -> Result<$api::Listing, $wit::FsError> {

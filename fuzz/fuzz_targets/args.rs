@@ -55,7 +55,7 @@ impl Provider for OneFile {
     }
     fn edit_text(&self, _: &Name, edit: &EditRequest, _: Option<&str>) -> Result<EditOutcome, FsError> {
         let out = dsh_fs_core::splice::apply(TEXT.as_bytes(), edit).map_err(|e| e.into_fs_error("a.txt"))?;
-        Ok(EditOutcome { replacements: out.replacements, version: "v3".into(), first_line: out.first_line })
+        Ok(EditOutcome { replacements: out.replacements, version: "v3".into(), first_line: out.first_line, excerpt: None })
     }
     fn list_dir(&self, t: &Name) -> Result<Never, FsError> {
         Err(FsError::not_found(&t.0))

@@ -148,6 +148,55 @@ fn an_edit_shows_the_lines_it_changed() {
     ));
     assert_eq!(
         out,
-        "Edited main.rs: 1 replacement at line 8.\n@@ -8 +7,0 @@\n-    // lucky"
+        "Edited main.rs: 1 replacement at line 8.\n@@ -7,3 +7,2 @@\n fn helper() -> u32 {\n-    // lucky\n     7"
+    );
+}
+
+#[test]
+fn an_edit_of_part_of_a_line_shows_the_line_whole_as_it_now_reads() {
+    let ws = Workspace::new();
+    ws.write("main.rs", SRC.replace("a + b", "compute(1, 2)"));
+    let mut s = ws.session();
+    ok(call(&mut s, "read", json!({"file_path": "main.rs"})));
+    let out = ok(call(
+        &mut s,
+        "edit",
+        json!({"file_path": "main.rs", "old_string": "compute(1, 2)", "new_string": "compute(1, 3)"}),
+    ));
+    assert_eq!(
+        out,
+        "Edited main.rs: 1 replacement at line 4.\n@@ -3,3 +3,3 @@\n     let b = 2;\n\
+-    println!(\"{}\", compute(1, 2));\n+    println!(\"{}\", compute(1, 3));\n }"
+    );
+    // Every occurrence replaced: the first one's lines, then the count.
+    ws.write("dup.txt", "x = f(1)\ny = f(1) + f(1)\n");
+    ok(call(&mut s, "read", json!({"file_path": "dup.txt"})));
+    let out = ok(call(
+        &mut s,
+        "edit",
+        json!({"file_path": "dup.txt", "old_string": "f(1)", "new_string": "g(1)", "replace_all": true}),
+    ));
+    assert_eq!(
+        out,
+        "Edited dup.txt: 3 replacements (first at line 1).\n@@ -1,2 +1,2 @@\n-x = f(1)\n\
+-y = f(1) + f(1)\n+x = g(1)\n+y = g(1) + g(1)"
+    );
+    // A file edited by streaming (an LF file over 8 MiB) answers with the
+    // replaced fragment, numbered.
+    let big: String = (1..=900_000).map(|i| format!("line {i}\n")).collect();
+    ws.write("big.txt", &big);
+    ok(call(
+        &mut s,
+        "read",
+        json!({"file_path": "big.txt", "limit": 1}),
+    ));
+    let out = ok(call(
+        &mut s,
+        "edit",
+        json!({"file_path": "big.txt", "old_string": "line 450000\n", "new_string": "middle\n"}),
+    ));
+    assert_eq!(
+        out,
+        "Edited big.txt: 1 replacement at line 450000.\n@@ -450000 +450000 @@\n-line 450000\n+middle"
     );
 }

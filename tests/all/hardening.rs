@@ -729,6 +729,14 @@ impl Provider for SwapBeforeOpen {
     ) -> Result<EditOutcome, FsError> {
         self.inner.edit_text(target, edit, expected)
     }
+    fn edit_texts(
+        &self,
+        target: &Target,
+        edits: &[EditRequest],
+        expected: Option<&str>,
+    ) -> Result<EditOutcome, dsh_fs::EditsError> {
+        self.inner.edit_texts(target, edits, expected)
+    }
     fn list_dir(&self, target: &Target) -> Result<dsh_fs::BoxListing, FsError> {
         self.inner.list_dir(target)
     }

@@ -314,6 +314,11 @@ impl Provider for JcoProvider {
             replacements: o["replacements"].as_u64().expect("replacements") as u32,
             version: string(&o["version"]),
             first_line: u64_of(&o["firstLine"]),
+            excerpt: o["excerpt"].as_object().map(|e| dsh_fs::EditExcerpt {
+                first_line: u64_of(&e["firstLine"]),
+                before: string(&e["before"]),
+                after: string(&e["after"]),
+            }),
         })
     }
 

@@ -21,6 +21,7 @@ mod mcp;
 mod mcp_budget;
 mod mcp_transport;
 mod mistakes;
+mod multi_edit;
 mod object_store;
 mod plugin;
 mod readme;

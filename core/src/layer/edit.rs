@@ -15,8 +15,11 @@ use crate::seam::{still_fresh, version};
 use crate::splice::{self, SpliceError};
 use crate::store::{ByteStore, Guard, Object, Replace, Shortcuts, Target};
 use crate::stream_splice::{Plan, PlanError, Planner, Splicer};
-use crate::text::{ContentHasher, HashingWriter, content_hash};
-use crate::{EditOutcome, EditRequest, ErrorCode, FsError, MAX_FILE_BYTES, MAX_IN_MEMORY_BYTES};
+use crate::text::{self, ContentHasher, HashingWriter, content_hash};
+use crate::{
+    EditOutcome, EditRequest, EditsError, ErrorCode, FsError, MAX_FILE_BYTES, MAX_IN_MEMORY_BYTES,
+    excerpt,
+};
 use std::io::{self, BufWriter, Write};
 
 /// LF files above this size are edited by streaming.
@@ -94,10 +97,73 @@ fn in_memory<S: ByteStore, N: Shortcuts<S>>(mut e: Edit<'_, S, N>) -> Result<Edi
         .map_err(|err| out.error(err))?;
     let hash = out.finish()?;
     let after = e.replace.commit(Guard::Unchanged(&token))?;
+    let text = &bytes[text::bom_len(&bytes)..];
     Ok(EditOutcome {
         replacements: plan.replacements,
         version: version(&after, hash),
         first_line: plan.first_line,
+        excerpt: excerpt::of_edit(text, plan.first_line, e.edit),
+    })
+}
+
+/// Several edits of one open object whose name is locked for replacement,
+/// in memory: each applied to what the ones before it left, the result
+/// written and committed once.
+pub(super) fn apply_all<S: ByteStore>(
+    store: &S,
+    target: &Target,
+    mut replace: S::Replace<'_>,
+    mut object: S::Object,
+    edits: &[EditRequest],
+    expected: Option<&str>,
+) -> Result<EditOutcome, EditsError> {
+    let shown = target.display_path();
+    let size = object.meta().size.unwrap_or(0);
+    let limit = result_limit(store).min(MAX_IN_MEMORY_BYTES);
+    if size > limit {
+        return Err(too_large(shown, size, limit, "edited several times in one call").into());
+    }
+    let token = object.meta().token.clone();
+    let original = read_all(&mut object, shown, limit, |_| FsError::stale(shown))?;
+    if object.token_now()? != token {
+        return Err(FsError::stale(shown).into());
+    }
+    if let Some(v) = expected
+        && !still_fresh(v, &token, content_hash(&original))
+    {
+        return Err(FsError::stale(shown).into());
+    }
+    let mut current = original.clone();
+    let mut replacements = 0u32;
+    for (i, edit) in edits.iter().enumerate() {
+        let failed = |s: SpliceError| EditsError {
+            edit: (!matches!(s, SpliceError::NotText(_))).then_some(i as u32),
+            error: s.into_fs_error(shown),
+        };
+        let plan = splice::plan(&current, edit, limit).map_err(failed)?;
+        let mut next = Vec::new();
+        next.try_reserve_exact(plan.size as usize)
+            .map_err(|_| too_large(shown, plan.size, limit, "made"))?;
+        plan.write_to(&mut next)
+            .expect("writing to a Vec cannot fail");
+        replacements = replacements.saturating_add(plan.replacements);
+        current = next;
+    }
+    replace.check_writable()?;
+    let mut out = Output::new(&mut replace);
+    out.writer
+        .write_all(&current)
+        .map_err(|err| out.error(err))?;
+    let hash = out.finish()?;
+    let after = replace.commit(Guard::Unchanged(&token))?;
+    let base = text::bom_len(&original);
+    let (old, new) = (&original[base..], &current[base..]);
+    let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    Ok(EditOutcome {
+        replacements,
+        version: version(&after, hash),
+        first_line: memchr::memchr_iter(b'\n', &old[..prefix]).count() as u64 + 1,
+        excerpt: excerpt::between(old, new),
     })
 }
 
@@ -214,6 +280,7 @@ fn write_streamed<S: ByteStore, N: Shortcuts<S>>(
         replacements: u32::try_from(plan.replacements).unwrap_or(u32::MAX),
         version: version(&after, written),
         first_line: plan.first_line,
+        excerpt: None,
     })
 }
 

@@ -14,8 +14,8 @@ use crate::store::{
 };
 use crate::text::{self, ContentHasher, content_hash};
 use crate::{
-    EditOutcome, EditRequest, ErrorCode, FsError, FsInfo, PathText, SearchQuery, TextContent,
-    Version, WriteIntent, WriteOperation, WriteOutcome,
+    EditOutcome, EditRequest, EditsError, ErrorCode, FsError, FsInfo, PathText, SearchQuery,
+    TextContent, Version, WriteIntent, WriteOperation, WriteOutcome,
 };
 
 /// Read buffer of the chunked passes (hashing, streamed edits).
@@ -234,6 +234,25 @@ where
             edit,
             expected,
         })
+    }
+
+    /// Several edits in one commit, in memory (see `provider.wit`).
+    fn edit_texts(
+        &self,
+        target: &Target,
+        edits: &[EditRequest],
+        expected: Option<&str>,
+    ) -> Result<EditOutcome, EditsError> {
+        let shown = target.display_path();
+        if edits.is_empty() {
+            return Err(FsError::new(ErrorCode::InvalidInput, "no edits to apply").into());
+        }
+        let (replace, current) = match self.store.replace(target, false) {
+            Err(e) if e.code == ErrorCode::NotFound => return Err(vanished(shown).into()),
+            other => other?,
+        };
+        let object = current.ok_or_else(|| vanished(shown))?;
+        edit::apply_all(&self.store, target, replace, object, edits, expected)
     }
 
     /// The directory's entries, one level deep, in byte order of their names.

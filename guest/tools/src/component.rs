@@ -83,6 +83,18 @@ impl Provider for Imported {
         Ok(seam::edit_text(target, &request, expected)?.into())
     }
 
+    fn edit_texts(
+        &self,
+        target: &seam::Target,
+        edits: &[core::EditRequest],
+        expected: Option<&str>,
+    ) -> Result<core::EditOutcome, core::EditsError> {
+        let requests: Vec<wit::EditRequest> = edits.iter().cloned().map(Into::into).collect();
+        seam::edit_texts(target, &requests, expected)
+            .map(Into::into)
+            .map_err(Into::into)
+    }
+
     fn list_dir(&self, target: &seam::Target) -> Result<seam::Listing, core::FsError> {
         seam::list_dir(target).map_err(Into::into)
     }
@@ -159,21 +171,30 @@ impl api::Guest for Component {
     type Session = SessionResource;
 
     fn definitions() -> Vec<api::ToolDefinition> {
-        tools::definitions()
+        tools::definitions().into_iter().map(exported).collect()
+    }
+
+    fn extra_definitions() -> Vec<api::ToolDefinition> {
+        tools::extra_definitions()
             .into_iter()
-            .map(|d| api::ToolDefinition {
-                name: d.name.into(),
-                title: d.title.into(),
-                description: d.description.into(),
-                guidance: d.guidance.into(),
-                parameters: d.parameters,
-                hints: api::ToolHints {
-                    read_only: d.hints.read_only,
-                    destructive: d.hints.destructive,
-                    idempotent: d.hints.idempotent,
-                },
-            })
+            .map(exported)
             .collect()
+    }
+}
+
+/// A definition as the WIT export gives it.
+fn exported(d: tools::ToolDefinition) -> api::ToolDefinition {
+    api::ToolDefinition {
+        name: d.name.into(),
+        title: d.title.into(),
+        description: d.description.into(),
+        guidance: d.guidance.into(),
+        parameters: d.parameters,
+        hints: api::ToolHints {
+            read_only: d.hints.read_only,
+            destructive: d.hints.destructive,
+            idempotent: d.hints.idempotent,
+        },
     }
 }
 

@@ -23,4 +23,4 @@ mod component;
 pub use dsh_fs_core::provider::{Listing, Provider, Resolved, TextStream};
 pub use error::ToolError;
 pub use policy::{InMemory, Memory};
-pub use tools::{Hints, Session, ToolDefinition, ToolResult, definitions};
+pub use tools::{Hints, Session, ToolDefinition, ToolResult, definitions, extra_definitions};

@@ -5,6 +5,9 @@
 /** The five tools, in the order `definitions()` lists them. */
 export type ToolName = 'read' | 'write' | 'edit' | 'glob' | 'grep';
 
+/** Tools a host may offer besides the five: several edits of one file in one atomic change. */
+export type ExtraToolName = 'multi_edit';
+
 /** `read`: numbered lines of one file, a window of it with `offset` and `limit`. */
 export interface ReadArguments {
   file_path: string;
@@ -117,8 +120,11 @@ export interface Session<S extends Store = Store> {
     tool: T,
     args?: (T extends ToolName ? ToolArguments[T] : Record<string, unknown>) | string,
   ): ToolResult;
-  /** The tool definitions, in a stable order. */
-  definitions(): ToolDefinition[];
+  /**
+   * The tool definitions, in a stable order; `extra` adds the extra tools
+   * named (`multi_edit`) after the five. The session runs them either way.
+   */
+  definitions(options?: { extra?: ExtraToolName[] }): ToolDefinition[];
 }
 
 export interface SessionOptions<S extends Store> {

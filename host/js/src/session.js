@@ -56,10 +56,20 @@ export function openSession(instantiate, { observationPolicy = true, store, prov
     /**
      * The tool definitions: `[{ name, title, description, guidance,
      * parameters, hints }]`, parameters as JSON Schema text, hints as
-     * `{ readOnly, destructive, idempotent }`.
+     * `{ readOnly, destructive, idempotent }`. `extra` names extra tools to
+     * list after the five (`multi_edit`); the session runs them either way.
      */
-    definitions() {
-      return tools.definitions().map(({ name, title, description, guidance, parameters, hints }) => ({
+    definitions({ extra = [] } = {}) {
+      const extras = tools.extraDefinitions();
+      const offered = extra.map((name) => {
+        const found = extras.find((d) => d.name === name);
+        if (!found) {
+          const known = extras.map((d) => d.name).join(', ');
+          throw new TypeError(`there is no extra tool named ${JSON.stringify(name)}; the extra tools are ${known}`);
+        }
+        return found;
+      });
+      return [...tools.definitions(), ...offered].map(({ name, title, description, guidance, parameters, hints }) => ({
         name,
         title,
         description,

@@ -83,7 +83,8 @@ const ops = {
   },
   editText({ target: t, edit, expected }) {
     const out = provider.editText(target(t), edit, expected ?? undefined);
-    return { replacements: out.replacements, version: out.version, firstLine: u64(out.firstLine) };
+    const excerpt = out.excerpt && { ...out.excerpt, firstLine: u64(out.excerpt.firstLine) };
+    return { replacements: out.replacements, version: out.version, firstLine: u64(out.firstLine), excerpt };
   },
   listDir({ target: t }) {
     return keep(provider.listDir(target(t)));

@@ -247,6 +247,29 @@ describe('the package API', () => {
     }
   });
 
+  test('multi_edit: listed on request, all edits in one change or none', () => {
+    const session = createSession();
+    assert.deepEqual(session.definitions({ extra: ['multi_edit'] }).map((d) => d.name).at(-1), 'multi_edit');
+    assert.throws(() => session.definitions({ extra: ['undo'] }), /the extra tools are multi_edit/);
+    const w = workspace({ 'a.txt': '\uFEFFone\r\ntwo\r\n' });
+    w.ok('read', { file_path: 'a.txt' });
+    const edits = [
+      { old_string: 'one', new_string: '1' },
+      { old_string: 'three', new_string: '3' },
+    ];
+    const missed = w.call('multi_edit', { file_path: 'a.txt', edits });
+    assert.equal(missed.error?.code, 'FS_EDIT_NOT_FOUND', missed.text);
+    assert.match(missed.error.message, /^edit 2 of 2: /);
+    const bom = [0xef, 0xbb, 0xbf];
+    assert.deepEqual([...w.store.get('/workspace/a.txt')], [...bom, ...Buffer.from('one\r\ntwo\r\n')]);
+    edits[1] = { old_string: 'two', new_string: '2' };
+    assert.equal(
+      w.ok('multi_edit', { file_path: 'a.txt', edits }),
+      'Edited a.txt: 2 edits, 2 replacements (first change at line 1).\n@@ -1,2 +1,2 @@\n-one\n-two\n+1\n+2',
+    );
+    assert.deepEqual([...w.store.get('/workspace/a.txt')], [...bom, ...Buffer.from('1\r\n2\r\n')]);
+  });
+
   test('a default session has its own MemoryStore', () => {
     const session = createSession();
     assert.ok(session.store instanceof MemoryStore);

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from . import _native
 
@@ -105,8 +105,10 @@ class Session:
         return ToolResult(*self._native.execute(tool, text))
 
 
-def definitions() -> List[Dict[str, Any]]:
+def definitions(extra: Sequence[str] = ()) -> List[Dict[str, Any]]:
     """The tools as the model sees them: a list of dicts with ``name``,
     ``description``, ``guidance`` (longer advice for a system prompt) and
-    ``parameters`` (the arguments' JSON Schema)."""
-    return json.loads(_native.definitions())
+    ``parameters`` (the arguments' JSON Schema). ``extra`` names extra tools
+    to list after the five (``"multi_edit"``); a session runs them either
+    way. An unknown name raises ``ValueError``."""
+    return json.loads(_native.definitions(list(extra)))

@@ -97,13 +97,27 @@ impl Session {
 }
 
 /// The tool definitions (name, description, guidance, parameters as JSON
-/// Schema), as a JSON array.
+/// Schema), as a JSON array; the extra tools named in `extra` after them.
 #[pyfunction]
-fn definitions(py: Python<'_>) -> PyResult<String> {
+#[pyo3(signature = (extra = Vec::new()))]
+fn definitions(py: Python<'_>, extra: Vec<String>) -> PyResult<String> {
     py.detach(|| {
-        let definitions = runtime()?
-            .definitions()
-            .map_err(|e| PyRuntimeError::new_err(format!("{e:#}")))?;
+        let failed = |e: anyhow::Error| PyRuntimeError::new_err(format!("{e:#}"));
+        let runtime = runtime()?;
+        let mut definitions = runtime.definitions().map_err(failed)?;
+        if !extra.is_empty() {
+            let mut extras = runtime.extra_definitions().map_err(failed)?;
+            for name in &extra {
+                let Some(at) = extras.iter().position(|d| d.name == *name) else {
+                    let known: Vec<&str> = extras.iter().map(|d| d.name.as_str()).collect();
+                    return Err(PyValueError::new_err(format!(
+                        "there is no extra tool named {name:?}; the extra tools are {}",
+                        known.join(", ")
+                    )));
+                };
+                definitions.push(extras.remove(at));
+            }
+        }
         serde_json::to_string(&definitions).map_err(|e| PyRuntimeError::new_err(e.to_string()))
     })
 }

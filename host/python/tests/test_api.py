@@ -107,6 +107,24 @@ def test_definitions_are_json_schema_dicts():
     assert "read" in edit["description"]
 
 
+def test_multi_edit_is_listed_on_request_and_applies_all_or_nothing(tmp_path):
+    assert [d["name"] for d in dsh_fs.definitions(extra=["multi_edit"])][-1] == "multi_edit"
+    with pytest.raises(ValueError, match="the extra tools are multi_edit"):
+        dsh_fs.definitions(extra=["undo"])
+    app = tmp_path / "app.py"
+    app.write_bytes(b"a = 1\r\nb = 2\r\n")
+    session = Session(root=tmp_path)
+    session.execute("read", {"file_path": "app.py"}).raise_for_error()
+    edits = [{"old_string": "a = 1", "new_string": "a = 10"}, {"old_string": "c = 3", "new_string": "c = 30"}]
+    missed = session.execute("multi_edit", {"file_path": "app.py", "edits": edits})
+    assert missed.code == "FS_EDIT_NOT_FOUND" and missed.message.startswith("edit 2 of 2: "), missed.text
+    assert app.read_bytes() == b"a = 1\r\nb = 2\r\n"
+    edits[1] = {"old_string": "b = 2", "new_string": "b = 20"}
+    done = session.execute("multi_edit", {"file_path": "app.py", "edits": edits}).raise_for_error()
+    assert done.text == "Edited app.py: 2 edits, 2 replacements (first change at line 1).\n@@ -1,2 +1,2 @@\n-a = 1\n-b = 2\n+a = 10\n+b = 20"
+    assert app.read_bytes() == b"a = 10\r\nb = 20\r\n"
+
+
 def test_a_waiting_call_lets_other_threads_run(tmp_path):
     """The GIL is released during a call: while this thread holds the
     directory's lock, a write on another thread waits for it inside the

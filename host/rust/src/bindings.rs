@@ -99,6 +99,22 @@ impl seam::Host for HostState {
         Ok(lift(done, Into::into))
     }
 
+    fn edit_texts(
+        &mut self,
+        t: Resource<Target>,
+        edits: Vec<wit::EditRequest>,
+        expected: Option<String>,
+    ) -> wasmtime::Result<Result<wit::EditOutcome, wit::EditsError>> {
+        let target = self.table.get(&t)?;
+        let requests: Vec<core::EditRequest> = edits.into_iter().map(Into::into).collect();
+        let done = self
+            .provider
+            .edit_texts(target, &requests, expected.as_deref());
+        let shown = target.display_path().to_owned();
+        self.note_mutation(&shown, &done.as_ref().map_err(|e| e.error.clone()));
+        Ok(done.map(Into::into).map_err(Into::into))
+    }
+
     fn list_dir(&mut self, t: Resource<Target>) -> Res<Resource<ListingHandle>> {
         let target = self.table.get(&t)?;
         match self.provider.list_dir(target) {

@@ -48,6 +48,9 @@ enum Command {
     Mcp {
         #[command(flatten)]
         workspace: Workspace,
+        /// Also offer these extra tools (comma-separated): multi_edit.
+        #[arg(long, value_delimiter = ',')]
+        extra_tools: Vec<String>,
     },
     /// Walk through write → refused edit → read → edit → stale edit → re-read → edit
     /// on a scratch directory (removed afterwards).
@@ -196,9 +199,14 @@ fn run(cli: Cli) -> Result<u8> {
             )?;
             Ok(0)
         }
-        Command::Mcp { workspace } => {
+        Command::Mcp {
+            workspace,
+            extra_tools,
+        } => {
             let (provider, options) = workspace.open()?;
-            let server = crate::mcp::McpServer::new(&Runtime::new()?, provider, options)?;
+            let runtime = Runtime::new()?;
+            let server = crate::mcp::McpServer::new(&runtime, provider, options)?
+                .offering(&runtime, &extra_tools)?;
             tokio::runtime::Runtime::new()?.block_on(server.serve_stdio())?;
             Ok(0)
         }

@@ -35,12 +35,26 @@ impl Runtime {
 
     /// The tool definitions the component exports.
     pub fn definitions(&self) -> Result<Vec<ToolDefinition>> {
+        self.listed(|tools, store| tools.call_definitions(store))
+    }
+
+    /// The tools a host may offer besides [`Runtime::definitions`], each
+    /// only when it turns it on: `multi_edit`. A session runs them whether
+    /// or not they are offered.
+    pub fn extra_definitions(&self) -> Result<Vec<ToolDefinition>> {
+        self.listed(|tools, store| tools.call_extra_definitions(store))
+    }
+
+    fn listed(
+        &self,
+        list: impl FnOnce(
+            &api::Guest,
+            &mut Store<HostState>,
+        ) -> wasmtime::Result<Vec<api::ToolDefinition>>,
+    ) -> Result<Vec<ToolDefinition>> {
         let provider = Arc::new(crate::provider::MemoryProvider::default());
         let mut instance = Instance::new(self, provider, SessionOptions::default())?;
-        let defs = instance
-            .bindings
-            .dsh_fs_tools()
-            .call_definitions(&mut instance.store)?;
+        let defs = list(instance.bindings.dsh_fs_tools(), &mut instance.store)?;
         Ok(defs
             .into_iter()
             .map(|d| ToolDefinition {

@@ -16,6 +16,10 @@ impl Guest for Hostile {
     fn definitions() -> Vec<ToolDefinition> {
         Vec::new()
     }
+
+    fn extra_definitions() -> Vec<ToolDefinition> {
+        Vec::new()
+    }
 }
 
 struct Session;

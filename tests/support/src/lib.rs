@@ -17,7 +17,8 @@ use dsh_fs_core as core;
 use dsh_fs_core::provider::{BoxListing, BoxStream, Provider};
 use dsh_fs_core::store::{ByteStore, Listing, Target, TextStream};
 use dsh_fs_core::{
-    EditOutcome, EditRequest, FsError, FsInfo, SearchQuery, TextContent, WriteIntent, WriteOutcome,
+    EditOutcome, EditRequest, EditsError, FsError, FsInfo, SearchQuery, TextContent, WriteIntent,
+    WriteOutcome,
 };
 use std::collections::HashMap;
 use std::fmt;
@@ -229,6 +230,28 @@ where
         let expected = expected.map(str::to_owned);
         let o = i.call(|api, s| api.call_edit_text(s, t, &edit, expected.as_ref()))?;
         Ok(o.into())
+    }
+
+    fn edit_texts(
+        &self,
+        target: &Target,
+        edits: &[EditRequest],
+        expected: Option<&str>,
+    ) -> Result<EditOutcome, EditsError> {
+        let mut i = lock(&self.instance);
+        let t = i.target(target)?;
+        let edits: Vec<outer::EditRequest> = edits.iter().cloned().map(Into::into).collect();
+        let expected = expected.map(str::to_owned);
+        let inst = &mut *i;
+        let api = inst.bindings.dsh_fs_provider();
+        match api.call_edit_texts(&mut inst.wasm, t, &edits, expected.as_ref()) {
+            Ok(r) => r.map(Into::into).map_err(Into::into),
+            Err(trap) => Err(FsError::new(
+                core::ErrorCode::IoError,
+                format!("the adapter component trapped: {trap:?}"),
+            )
+            .into()),
+        }
     }
 
     fn list_dir(&self, target: &Target) -> Result<BoxListing, FsError> {

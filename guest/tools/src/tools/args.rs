@@ -5,6 +5,7 @@
 
 use super::{Hints, ToolDefinition};
 use crate::error::ToolError;
+use dsh_fs_core::EditRequest;
 use serde::Deserializer as _;
 use serde::de::{MapAccess, Visitor};
 use serde_json::value::RawValue;
@@ -52,7 +53,13 @@ pub(super) enum Kind {
     Positive { maximum: Option<u64> },
     /// A boolean, `false` when absent.
     Flag,
+    /// A list of 1 to [`MAX_EDITS`] edits, each an object with `edit`'s
+    /// `old_string`, `new_string` and `replace_all`.
+    Edits,
 }
+
+/// Most edits one `multi_edit` call takes.
+pub(super) const MAX_EDITS: usize = 100;
 
 /// The path argument of `read`, `write` and `edit`.
 pub(super) const FILE_PATH: Field = Field {
@@ -124,6 +131,24 @@ impl Field {
             Kind::Flag => {
                 put("type", "boolean".into());
                 put("default", false.into());
+            }
+            Kind::Edits => {
+                put("type", "array".into());
+                put("minItems", 1.into());
+                put("maxItems", MAX_EDITS.into());
+                put(
+                    "items",
+                    json!({
+                        "type": "object",
+                        "properties": {
+                            "old_string": {"type": "string", "minLength": 1, "description": "Exact text to replace"},
+                            "new_string": {"type": "string", "description": "Replacement"},
+                            "replace_all": {"type": "boolean", "default": false, "description": "Replace every occurrence"},
+                        },
+                        "required": ["old_string", "new_string"],
+                        "additionalProperties": false
+                    }),
+                );
             }
         }
         put("description", self.description.into());
@@ -237,6 +262,74 @@ impl Args {
         }
     }
 
+    /// A required list of edits ([`Kind::Edits`]); a fault names the edit
+    /// (counted from 1) and its field.
+    pub(super) fn edits(&mut self, name: &str) -> Result<Vec<EditRequest>, ToolError> {
+        self.declared(name, |k| k == Kind::Edits, true);
+        let items = match self.map.remove(name) {
+            Some(Value::Array(items)) => items,
+            None | Some(Value::Null) => {
+                return Err(self.invalid(format_args!(
+                    "missing required field `{name}` (a list of {{\"old_string\", \"new_string\"}} objects)"
+                )));
+            }
+            Some(other) => {
+                return Err(self.invalid(format_args!(
+                    "`{name}` must be an array of edits, got {}",
+                    kind(&other)
+                )));
+            }
+        };
+        if items.is_empty() || items.len() > MAX_EDITS {
+            return Err(self.invalid(format_args!(
+                "`{name}` holds {} edits; send 1 to {MAX_EDITS}",
+                items.len()
+            )));
+        }
+        let mut edits = Vec::with_capacity(items.len());
+        for (i, item) in items.into_iter().enumerate() {
+            let n = i + 1;
+            let Value::Object(mut fields) = item else {
+                return Err(self.invalid(format_args!(
+                    "edit {n} must be an object with old_string and new_string, got {}",
+                    kind(&item)
+                )));
+            };
+            if let Some(other) = fields
+                .keys()
+                .find(|k| !["old_string", "new_string", "replace_all"].contains(&k.as_str()))
+            {
+                let shown: String = other.chars().take(64).collect();
+                return Err(self.invalid(format_args!(
+                    "edit {n} has an unknown field `{shown}` (fields: old_string, new_string, replace_all)"
+                )));
+            }
+            let mut text = |field: &str| match fields.remove(field) {
+                Some(Value::String(s)) => Ok(s),
+                None | Some(Value::Null) => {
+                    Err(self.invalid(format_args!("edit {n} is missing `{field}`")))
+                }
+                Some(other) => Err(self.invalid(format_args!(
+                    "`{field}` of edit {n} must be a string, got {}",
+                    kind(&other)
+                ))),
+            };
+            let (old, new) = (text("old_string")?, text("new_string")?);
+            let replace_all = match fields.remove("replace_all") {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(b)) => b,
+                Some(other) => {
+                    return Err(self.invalid(format_args!(
+                        "`replace_all` of edit {n} must be true or false, got {}",
+                        short(&other)
+                    )));
+                }
+            };
+            edits.push(EditRequest::new(old, new, replace_all));
+        }
+        Ok(edits)
+    }
+
     fn wrong_string(&self, name: &str, got: &Value) -> ToolError {
         self.invalid(format_args!("`{name}` must be a string, got {}", kind(got)))
     }
@@ -268,7 +361,19 @@ impl<'de> Visitor<'de> for Fields<'_> {
                 return Err(serde::de::Error::custom("unknown field"));
             }
             let raw: &'de RawValue = access.next_value()?;
-            map.insert(key, shallow(raw).map_err(serde::de::Error::custom)?);
+            // A list of edits is the one argument kept whole (its size is
+            // bounded by the cap on the arguments).
+            let whole = self
+                .spec
+                .fields
+                .iter()
+                .any(|f| f.name == key && f.kind == Kind::Edits);
+            let value = if whole {
+                serde_json::from_str(raw.get())
+            } else {
+                shallow(raw)
+            };
+            map.insert(key, value.map_err(serde::de::Error::custom)?);
         }
         Ok(map)
     }

@@ -93,23 +93,7 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
     let target = session.resolve(Tool::Edit, &path)?;
     let key = target.key();
     let display = session.display(&target);
-    let expected = match session.policy.edit_guard(&key) {
-        Ok(expected) => expected,
-        Err(_) => {
-            let not_observed = FsError::new(
-                ErrorCode::NotObserved,
-                format!("{display} has not been read in this session"),
-            );
-            return Err(refuse_unobserved(
-                &session.provider,
-                &target,
-                &path,
-                &display,
-                Tool::Edit,
-                not_observed,
-            ));
-        }
-    };
+    let expected = guard(session, &target, &path, &display)?;
     let request = EditRequest {
         old_string: old,
         new_string: new,
@@ -121,7 +105,13 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
     {
         Ok(outcome) => outcome,
         Err(e) if e.code == ErrorCode::EditNotFound => {
-            return Err(explain_miss(&session.provider, &target, &display, &request));
+            return Err(explain_miss(
+                &session.provider,
+                &target,
+                &display,
+                &request,
+                None,
+            ));
         }
         // Without the policy there is no version to be stale: a missing
         // file is simply missing.
@@ -149,7 +139,10 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
             outcome.first_line
         )
     };
-    let change = diff(&request.old_string, &request.new_string, outcome.first_line);
+    let change = match &outcome.excerpt {
+        Some(lines) => diff(&lines.before, &lines.after, lines.first_line),
+        None => diff(&request.old_string, &request.new_string, outcome.first_line),
+    };
     if !change.hunks.is_empty() {
         out.push('\n');
         out.push_str(&change.hunks);
@@ -157,16 +150,42 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
     Ok(out)
 }
 
+/// The version an edit of `target` must find, from the policy; a file the
+/// session has not read is refused (with what the model can do instead).
+pub(super) fn guard<P: Provider>(
+    session: &Session<P>,
+    target: &P::Target,
+    path: &str,
+    display: &str,
+) -> Result<Option<String>, ToolError> {
+    session.policy.edit_guard(&target.key()).map_err(|_| {
+        let not_observed = FsError::new(
+            ErrorCode::NotObserved,
+            format!("{display} has not been read in this session"),
+        );
+        refuse_unobserved(
+            &session.provider,
+            target,
+            path,
+            display,
+            Tool::Edit,
+            not_observed,
+        )
+    })
+}
+
 /// FS_EDIT_NOT_FOUND for `request` on `target`, with the diagnosis of the
 /// current text: one more pass over the file (streamed when large), and one
 /// more up to the quoted lines when the file was streamed and the diagnosis
-/// did not keep them.
+/// did not keep them. `given` is the text to diagnose instead of the file's
+/// (what earlier edits of a list would have made of it).
 #[cold]
-fn explain_miss<P: Provider>(
+pub(super) fn explain_miss<P: Provider>(
     provider: &P,
     target: &P::Target,
     display: &str,
     request: &EditRequest,
+    given: Option<String>,
 ) -> ToolError {
     let plain = || {
         ToolError::from_fs(
@@ -179,10 +198,13 @@ fn explain_miss<P: Provider>(
     };
     // The file whole when it is small enough; a larger one is streamed
     // through the diagnosis below.
-    let text = match provider.read_text(target, STREAM_THRESHOLD - 1) {
-        Ok(content) => Some(content.text),
-        Err(e) if e.code == ErrorCode::TooLarge => None,
-        Err(_) => return plain(),
+    let text = match given {
+        Some(text) => Some(text),
+        None => match provider.read_text(target, STREAM_THRESHOLD - 1) {
+            Ok(content) => Some(content.text),
+            Err(e) if e.code == ErrorCode::TooLarge => None,
+            Err(_) => return plain(),
+        },
     };
     let (at_hand, streamed) = (text.as_deref().map(Text), Streamed { provider, target });
     let haystack: &dyn Haystack = match &at_hand {

@@ -9,6 +9,7 @@ mod edit;
 mod elided;
 mod glob;
 mod grep;
+mod multi_edit;
 mod read;
 mod spelling;
 mod suggest;
@@ -100,6 +101,14 @@ pub fn definitions() -> Vec<ToolDefinition> {
     ]
 }
 
+/// Tools a host may offer besides [`definitions`], each only when it turns
+/// it on (so the list every model is given stays as small as it is):
+/// `multi_edit`, several edits of one file in one atomic change. A session
+/// runs them whether or not they are offered.
+pub fn extra_definitions() -> Vec<ToolDefinition> {
+    vec![multi_edit::SPEC.definition()]
+}
+
 /// One agent session over a provider: the owner of observations.
 #[derive(Debug)]
 pub struct Session<P> {
@@ -144,6 +153,7 @@ impl<P: Provider> Session<P> {
             "read" => read::run(self, arguments_json),
             "write" => write::run(self, arguments_json),
             "edit" => edit::run(self, arguments_json),
+            "multi_edit" => multi_edit::run(self, arguments_json),
             "glob" => glob::run(self, arguments_json),
             "grep" => grep::run(self, arguments_json),
             other => Err(ToolError::unknown_tool(other)),

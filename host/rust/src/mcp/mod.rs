@@ -60,6 +60,30 @@ what to do next.",
         })
     }
 
+    /// The server offering the extra tools named (see
+    /// [`Runtime::extra_definitions`]) after the usual ones; an unknown name
+    /// is an error that lists the extra tools there are.
+    pub fn offering(mut self, runtime: &Runtime, names: &[String]) -> anyhow::Result<Self> {
+        if names.is_empty() {
+            return Ok(self);
+        }
+        let mut extra = runtime.extra_definitions()?;
+        for name in names {
+            let Some(at) = extra.iter().position(|d| d.name == *name) else {
+                let known: Vec<&str> = extra.iter().map(|d| d.name.as_str()).collect();
+                anyhow::bail!(
+                    "there is no extra tool named {name:?}; the extra tools are {}",
+                    known.join(", ")
+                );
+            };
+            let d = extra.remove(at);
+            self.instructions
+                .push_str(&format!("\n\n{}: {}", d.name, d.guidance));
+            self.tools.push(tool(d));
+        }
+        Ok(self)
+    }
+
     /// Serves MCP on stdin/stdout until the client disconnects.
     ///
     /// On glibc this also makes `malloc` return freed blocks larger than
