@@ -30,6 +30,7 @@ mod reliability;
 mod schema;
 mod serve;
 mod stores;
+mod undo;
 mod wasi_store;
 mod wasmtime_cli;
 

@@ -212,3 +212,59 @@ async fn the_readme_mcp_client_configuration_serves_a_project() {
     );
     client.cancel().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_undo_tools_over_mcp_go_back_to_the_session_start() {
+    let ws = Workspace::new();
+    ws.write("app.py", "def main():\r\n    print('hello')\r\n");
+    let root = ws.root.clone();
+    let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_dsh-fs")).configure(|c| {
+        c.args(["mcp", "--root"])
+            .arg(&root)
+            .args(["--extra-tools", "multi_edit,checkpoint,changes,revert"])
+            .env("DSH_FS_CACHE_DIR", crate::cache_dir());
+    });
+    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
+    assert_eq!(
+        names,
+        [
+            "read",
+            "write",
+            "edit",
+            "glob",
+            "grep",
+            "multi_edit",
+            "checkpoint",
+            "changes",
+            "revert"
+        ]
+    );
+    let call = |tool: &'static str, args: Value| {
+        let client = &client;
+        async move { text(&client.call_tool(params(tool, args)).await.unwrap()) }
+    };
+    call("read", json!({"file_path": "app.py"})).await;
+    let edited = call(
+        "multi_edit",
+        json!({"file_path": "app.py", "edits": [
+            {"old_string": "main", "new_string": "run"},
+            {"old_string": "'hello'", "new_string": "'hi'"},
+        ]}),
+    )
+    .await;
+    assert!(edited.starts_with("Edited app.py: 2 edits"), "{edited}");
+    let listed = call("changes", json!({})).await;
+    assert!(
+        listed.starts_with("Changes since checkpoint 1 (session start): 1 file."),
+        "{listed}"
+    );
+    let reverted = call("revert", json!({})).await;
+    assert!(
+        reverted.starts_with("Reverted to checkpoint 1 (session start): 1 file restored"),
+        "{reverted}"
+    );
+    assert_eq!(ws.bytes("app.py"), b"def main():\r\n    print('hello')\r\n");
+    client.cancel().await.unwrap();
+}

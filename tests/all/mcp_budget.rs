@@ -67,6 +67,10 @@ async fn tool_definitions_and_instructions_fit_the_budget() {
 /// 1,003 B with its guidance); the list without it is the one above.
 const MULTI_EDIT_BUDGET: usize = 1024;
 
+/// What `checkpoint`, `changes` and `revert` add together, at most
+/// (measured at 1,281 B).
+const UNDO_BUDGET: usize = 1300;
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_extra_tool_is_listed_only_when_turned_on_and_costs_what_it_says() {
     let (plain, plain_instructions, _, names) = list_tools(&[]).await;
@@ -86,6 +90,12 @@ async fn an_extra_tool_is_listed_only_when_turned_on_and_costs_what_it_says() {
         instructions.contains("multi_edit: Use it for several changes"),
         "{instructions}"
     );
+    let (listed, instructions, _, names) =
+        list_tools(&["--extra-tools", "checkpoint,changes,revert"]).await;
+    assert_eq!(names[5..], ["checkpoint", "changes", "revert"]);
+    let undo = listed.len() + instructions.len() - plain.len() - plain_instructions.len();
+    eprintln!("checkpoint, changes and revert add {undo} B");
+    assert!(undo <= UNDO_BUDGET, "{undo} B:\n{listed}\n{instructions}");
     let refused = std::process::Command::new(env!("CARGO_BIN_EXE_dsh-fs"))
         .args(["mcp", "--root", ".", "--extra-tools", "undo"])
         .env("DSH_FS_CACHE_DIR", crate::cache_dir())

@@ -240,7 +240,10 @@ fn the_tool_list_stays_as_it_was_and_multi_edit_is_offered_on_request() {
         ["read", "write", "edit", "glob", "grep"]
     );
     let extra = runtime().extra_definitions().unwrap();
-    assert_eq!(names(extra.clone()), ["multi_edit"]);
+    assert_eq!(
+        names(extra.clone()),
+        ["multi_edit", "checkpoint", "changes", "revert"]
+    );
     let schema = &extra[0].parameters;
     assert_eq!(schema["required"], json!(["file_path", "edits"]));
     assert_eq!(schema["properties"]["edits"]["maxItems"], json!(100));

@@ -270,6 +270,19 @@ describe('the package API', () => {
     assert.deepEqual([...w.store.get('/workspace/a.txt')], [...bom, ...Buffer.from('1\r\n2\r\n')]);
   });
 
+  test('checkpoint and revert: the bytes back, an outside change left alone', () => {
+    const w = workspace({ 'a.ini': bytes(0xef, 0xbb, 0xbf, ...Buffer.from('x = 1\r\n')), 'b.txt': 'one\n' });
+    assert.match(w.ok('checkpoint', {}), /^Checkpoint 1 set/);
+    for (const [file_path, old_string, new_string] of [['a.ini', 'x = 1', 'x = 2'], ['b.txt', 'one', 'two']]) {
+      w.ok('read', { file_path });
+      w.ok('edit', { file_path, old_string, new_string });
+    }
+    w.store.insert('b.txt', 'three\n');
+    assert.match(w.ok('revert', { to: 1 }), /^Reverted to checkpoint 1: 1 file restored, 1 left alone\./);
+    assert.deepEqual([...w.store.get('/workspace/a.ini')], [0xef, 0xbb, 0xbf, ...Buffer.from('x = 1\r\n')]);
+    assert.equal(w.text('/workspace/b.txt'), 'three\n');
+  });
+
   test('a default session has its own MemoryStore', () => {
     const session = createSession();
     assert.ok(session.store instanceof MemoryStore);

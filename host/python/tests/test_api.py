@@ -125,6 +125,21 @@ def test_multi_edit_is_listed_on_request_and_applies_all_or_nothing(tmp_path):
     assert app.read_bytes() == b"a = 10\r\nb = 20\r\n"
 
 
+def test_a_revert_puts_the_bytes_back_and_leaves_an_outside_change_alone(tmp_path):
+    (tmp_path / "a.ini").write_bytes(b"\xef\xbb\xbfx = 1\r\n")
+    (tmp_path / "b.txt").write_bytes(b"one\n")
+    session = Session(root=tmp_path)
+    assert session.execute("checkpoint", {}).raise_for_error().text.startswith("Checkpoint 1 set")
+    for name, old, new in [("a.ini", "x = 1", "x = 2"), ("b.txt", "one", "two")]:
+        session.execute("read", {"file_path": name}).raise_for_error()
+        session.execute("edit", {"file_path": name, "old_string": old, "new_string": new}).raise_for_error()
+    (tmp_path / "b.txt").write_bytes(b"three\n")
+    reverted = session.execute("revert", {"to": 1}).raise_for_error()
+    assert reverted.text.startswith("Reverted to checkpoint 1: 1 file restored, 1 left alone."), reverted.text
+    assert (tmp_path / "a.ini").read_bytes() == b"\xef\xbb\xbfx = 1\r\n"
+    assert (tmp_path / "b.txt").read_bytes() == b"three\n"
+
+
 def test_a_waiting_call_lets_other_threads_run(tmp_path):
     """The GIL is released during a call: while this thread holds the
     directory's lock, a write on another thread waits for it inside the

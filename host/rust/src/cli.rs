@@ -48,7 +48,9 @@ enum Command {
     Mcp {
         #[command(flatten)]
         workspace: Workspace,
-        /// Also offer these extra tools (comma-separated): multi_edit.
+        /// Also offer these extra tools (comma-separated): multi_edit, and the
+        /// change journal's checkpoint, changes and revert (checkpoint 1 is
+        /// the session's start).
         #[arg(long, value_delimiter = ',')]
         extra_tools: Vec<String>,
     },

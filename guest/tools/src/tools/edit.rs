@@ -94,6 +94,9 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
     let key = target.key();
     let display = session.display(&target);
     let expected = guard(session, &target, &path, &display)?;
+    // With a journal, the edit is guarded by the version it keeps the text of.
+    let before = session.before_change(&target, None);
+    let expected = expected.or_else(|| before.as_ref()?.version().map(str::to_owned));
     let request = EditRequest {
         old_string: old,
         new_string: new,
@@ -125,6 +128,7 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
         }
         Err(e) => return Err(fail(e)),
     };
+    session.journal_change(&target, &display, before, &outcome.version);
     session.policy.observe(key, outcome.version);
 
     let mut out = if outcome.replacements == 1 {

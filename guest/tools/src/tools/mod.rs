@@ -9,11 +9,13 @@ mod edit;
 mod elided;
 mod glob;
 mod grep;
+mod journal;
 mod multi_edit;
 mod read;
 mod spelling;
 mod suggest;
 mod tree;
+mod undo;
 mod window;
 mod write;
 
@@ -103,10 +105,16 @@ pub fn definitions() -> Vec<ToolDefinition> {
 
 /// Tools a host may offer besides [`definitions`], each only when it turns
 /// it on (so the list every model is given stays as small as it is):
-/// `multi_edit`, several edits of one file in one atomic change. A session
-/// runs them whether or not they are offered.
+/// `multi_edit`, several edits of one file in one atomic change; and
+/// `checkpoint`, `changes` and `revert`, the session's change journal. A
+/// session runs them whether or not they are offered.
 pub fn extra_definitions() -> Vec<ToolDefinition> {
-    vec![multi_edit::SPEC.definition()]
+    vec![
+        multi_edit::SPEC.definition(),
+        undo::CHECKPOINT.definition(),
+        undo::CHANGES.definition(),
+        undo::REVERT.definition(),
+    ]
 }
 
 /// One agent session over a provider: the owner of observations.
@@ -116,6 +124,8 @@ pub struct Session<P> {
     policy: Policy,
     /// Line indexes of large files this session streamed, newest last.
     index: Vec<(String, window::LineIndex)>,
+    /// What this session changed, from its first checkpoint on.
+    journal: Option<journal::Journal>,
 }
 
 impl<P: Provider> Session<P> {
@@ -126,6 +136,7 @@ impl<P: Provider> Session<P> {
             provider,
             policy: Policy::new(observation_policy),
             index: Vec::new(),
+            journal: None,
         }
     }
 
@@ -136,6 +147,7 @@ impl<P: Provider> Session<P> {
             provider,
             policy: Policy::with_memory(observation_policy, memory),
             index: Vec::new(),
+            journal: None,
         }
     }
 
@@ -154,6 +166,9 @@ impl<P: Provider> Session<P> {
             "write" => write::run(self, arguments_json),
             "edit" => edit::run(self, arguments_json),
             "multi_edit" => multi_edit::run(self, arguments_json),
+            "checkpoint" => undo::checkpoint(self, arguments_json),
+            "changes" => undo::changes(self, arguments_json),
+            "revert" => undo::revert(self, arguments_json),
             "glob" => glob::run(self, arguments_json),
             "grep" => grep::run(self, arguments_json),
             other => Err(ToolError::unknown_tool(other)),
@@ -161,6 +176,36 @@ impl<P: Provider> Session<P> {
         match outcome {
             Ok(text) => ToolResult::ok(text),
             Err(e) => ToolResult::err(e),
+        }
+    }
+
+    /// What `target` is before a change, when the session keeps a journal;
+    /// `read`: its text and version, if the caller has them.
+    fn before_change(
+        &self,
+        target: &P::Target,
+        read: Option<(&str, &str)>,
+    ) -> Option<journal::Before> {
+        self.journal
+            .as_ref()
+            .map(|j| j.capture(&self.provider, target, read))
+    }
+
+    /// Journals a committed change of `target` from `before` to `after`.
+    fn journal_change(
+        &mut self,
+        target: &P::Target,
+        display: &str,
+        before: Option<journal::Before>,
+        after: &str,
+    ) {
+        if let (Some(journal), Some(before)) = (self.journal.as_mut(), before) {
+            journal.record(journal::Change {
+                key: target.key(),
+                path: display.to_owned(),
+                before,
+                after: after.to_owned(),
+            });
         }
     }
 

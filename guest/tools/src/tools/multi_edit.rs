@@ -55,6 +55,9 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
     let target = session.resolve(Tool::Edit, &path)?;
     let display = session.display(&target);
     let expected = guard(session, &target, &path, &display)?;
+    // With a journal, the edits are guarded by the version it keeps the text of.
+    let before = session.before_change(&target, None);
+    let expected = expected.or_else(|| before.as_ref()?.version().map(str::to_owned));
     let outcome = match session
         .provider
         .edit_texts(&target, &edits, expected.as_deref())
@@ -93,6 +96,7 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
         }
         Err(EditsError { edit: None, error }) => return Err(ToolError::from_fs(Tool::Edit, error)),
     };
+    session.journal_change(&target, &display, before, &outcome.version);
     session.policy.observe(target.key(), outcome.version);
 
     let mut out = format!(

@@ -94,7 +94,18 @@ file; {display} is unchanged.",
             return Err(e);
         }
     }
-    let intent = session.policy.write_intent(&key);
+    let read = match &current {
+        Current::Text(text, version) => Some((text.as_str(), version.as_str())),
+        _ => None,
+    };
+    let journaled = session.before_change(&target, read);
+    // With a journal, the write is guarded by the version it keeps the text of.
+    let intent = session.policy.write_intent(&key).or_else(|| {
+        Some(match journaled.as_ref()?.version() {
+            None => WriteIntent::CreateIfAbsent,
+            Some(v) => WriteIntent::ReplaceIfVersion(v.to_owned()),
+        })
+    });
     // The diff is against the observed version only: the text read above
     // counts when its version is the one the write is conditioned on.
     let before = match (current, &intent) {
@@ -122,6 +133,7 @@ file; {display} is unchanged.",
         }
         Err(e) => return Err(ToolError::from_fs(Tool::Write, e)),
     };
+    session.journal_change(&target, &display, journaled, &outcome.version);
     session.policy.observe(key, outcome.version);
 
     let lines = line_count(&content);

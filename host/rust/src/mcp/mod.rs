@@ -81,6 +81,17 @@ what to do next.",
                 .push_str(&format!("\n\n{}: {}", d.name, d.guidance));
             self.tools.push(tool(d));
         }
+        // The change journal starts at a checkpoint: with the undo tools, the
+        // session's start is checkpoint 1, so `revert` can go back to it.
+        let undo = ["checkpoint", "changes", "revert"];
+        if names.iter().any(|n| undo.contains(&n.as_str())) {
+            let mut session = self
+                .session
+                .try_lock()
+                .map_err(|_| anyhow::anyhow!("the session is busy"))?;
+            let set = session.execute("checkpoint", r#"{"label":"session start"}"#);
+            anyhow::ensure!(!set.is_error, "{}", set.text);
+        }
         Ok(self)
     }
 

@@ -1,0 +1,342 @@
+//! `checkpoint`, `changes` and `revert`: the session's change journal
+//! ([`super::journal`]) as tools a host turns on. A revert puts each file
+//! back with one guarded, atomic write — guarded by the version this session
+//! last wrote, so a file someone else changed since is left alone and
+//! reported, never overwritten — and is journaled itself: the checkpoint it
+//! sets first is where a second revert redoes what it undid.
+
+use super::Hints;
+use super::args::{Args, Field, Kind, Spec};
+use super::diff::{MAX_DIFF_BYTES, diff};
+use super::journal::{Before, Change, DEFAULT_BUDGET, Journal, own_run};
+use super::{Session, plural};
+use crate::error::ToolError;
+use dsh_fs_core::provider::{Provider, Resolved};
+use dsh_fs_core::{ErrorCode, WriteIntent};
+use std::fmt::Write as _;
+
+pub(super) static CHECKPOINT: Spec = Spec {
+    name: "checkpoint",
+    title: "Set a checkpoint",
+    hints: Hints {
+        read_only: true,
+        destructive: false,
+        idempotent: false,
+    },
+    description: "Name this point in the session's changes to files; changes lists what \
+changed since a checkpoint, revert puts the files back to it. Answers its number.",
+    guidance: "Set one before a risky series of changes.",
+    fields: &[Field {
+        name: "label",
+        kind: Kind::String { non_empty: false },
+        required: false,
+        description: "A short name for it",
+        hint: None,
+    }],
+};
+
+pub(super) static CHANGES: Spec = Spec {
+    name: "changes",
+    title: "List changes",
+    hints: Hints::READS,
+    description: "What this session changed since a checkpoint: each file created or updated, \
+with a unified diff against the file at the checkpoint.",
+    guidance: "Check it before a revert.",
+    fields: &[Field {
+        name: "since",
+        kind: Kind::Positive { maximum: None },
+        required: false,
+        description: "Checkpoint number (default: the latest)",
+        hint: None,
+    }],
+};
+
+pub(super) static REVERT: Spec = Spec {
+    name: "revert",
+    title: "Revert to a checkpoint",
+    hints: Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+    },
+    description: "Put every file this session changed since a checkpoint back as it was there, \
+one atomic write per file. A file someone else changed since is left alone and reported. Answers \
+file by file, and the checkpoint that redoes the revert.",
+    guidance: "Revert, then read before editing again.",
+    fields: &[Field {
+        name: "to",
+        kind: Kind::Positive { maximum: None },
+        required: false,
+        description: "Checkpoint number (default: the latest)",
+        hint: None,
+    }],
+};
+
+pub(super) fn checkpoint<P: Provider>(
+    session: &mut Session<P>,
+    json: &str,
+) -> Result<String, ToolError> {
+    let mut args = Args::parse(&CHECKPOINT, json)?;
+    let label = args.optional_string("label")?.unwrap_or_default();
+    let label: String = label.chars().take(80).collect();
+    let journal = session
+        .journal
+        .get_or_insert_with(|| Journal::new(DEFAULT_BUDGET));
+    let id = journal.checkpoint(label);
+    let changes = journal.changes.len();
+    Ok(format!(
+        "Checkpoint {id}{} set after {}. changes lists what changes from here; revert with to={id} \
+puts the files back.",
+        named(journal, id),
+        plural(changes as u64, "change", "changes")
+    ))
+}
+
+pub(super) fn changes<P: Provider>(
+    session: &mut Session<P>,
+    json: &str,
+) -> Result<String, ToolError> {
+    let mut args = Args::parse(&CHANGES, json)?;
+    let since = args.positive("since")?;
+    let (journal, from, id) = point(session, since, "changes")?;
+    let files = journal.since(from);
+    let mut out = format!(
+        "Changes since checkpoint {id}{}: {}.",
+        named(journal, id),
+        plural(files.len() as u64, "file", "files")
+    );
+    for chain in files {
+        let first = chain[0];
+        let last = chain[chain.len() - 1];
+        let path = &first.path;
+        let now = current(&session.provider, path);
+        let outside = match &now {
+            Now::Text { version, .. } if *version == last.after => "",
+            Now::Absent => " It was deleted by someone else since.",
+            _ => " Someone else changed it since this session's last change.",
+        };
+        match (&first.before, &now) {
+            (Before::Absent, Now::Text { text, .. }) => {
+                let d = diff("", text, 1);
+                let _ = write!(
+                    out,
+                    "\nCreated {path}: {}.{outside}\n{}",
+                    d.counts(),
+                    d.hunks
+                );
+            }
+            (Before::Text { text: old, .. }, Now::Text { text, .. }) => {
+                let d = diff(old, text, 1);
+                let _ = write!(out, "\nUpdated {path}: {}.{outside}", d.counts());
+                if !d.hunks.is_empty() {
+                    let _ = write!(out, "\n{}", d.hunks);
+                }
+            }
+            (Before::Unknown { why, .. }, _) => {
+                let _ = write!(out, "\nUpdated {path}; no diff: {why}.{outside}");
+            }
+            (_, Now::Absent) => {
+                let _ = write!(out, "\n{path}:{outside}");
+            }
+            (_, Now::Unknown(why)) => {
+                let _ = write!(out, "\nUpdated {path}; no diff: {why}.{outside}");
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub(super) fn revert<P: Provider>(
+    session: &mut Session<P>,
+    json: &str,
+) -> Result<String, ToolError> {
+    let mut args = Args::parse(&REVERT, json)?;
+    let to = args.positive("to")?;
+    let (journal, from, id) = point(session, to, "revert")?;
+    let files: Vec<Vec<Change>> = journal
+        .since(from)
+        .into_iter()
+        .map(|chain| chain.into_iter().cloned().collect())
+        .collect();
+    let label = named(journal, id);
+    // The point to come back to: a revert of this revert redoes it.
+    let redo = session
+        .journal
+        .as_mut()
+        .expect("a checkpoint exists")
+        .checkpoint(format!("before revert to {id}"));
+    let (mut restored, mut kept) = (0u64, 0u64);
+    let mut report = String::new();
+    for chain in &files {
+        let path = &chain[0].path;
+        match revert_file(session, chain) {
+            Ok(done) => {
+                restored += 1;
+                let _ = write!(report, "\nRestored {path}: {done}");
+            }
+            Err(why) => {
+                kept += 1;
+                let _ = write!(report, "\nLeft alone {path}: {why}");
+            }
+        }
+    }
+    Ok(format!(
+        "Reverted to checkpoint {id}{label}: {} restored, {} left alone.{report}\nTo redo: revert \
+with to={redo}.",
+        plural(restored, "file", "files"),
+        kept
+    ))
+}
+
+/// Puts one file back as it was before `chain`, this session's changes to
+/// it since the checkpoint: what changed, or why it was left alone.
+fn revert_file<P: Provider>(session: &mut Session<P>, chain: &[Change]) -> Result<String, String> {
+    let refs: Vec<&Change> = chain.iter().collect();
+    let start = own_run(&refs);
+    let last = &chain[chain.len() - 1];
+    let path = &last.path;
+    let (text_now, version_now, bom_now) = match current(&session.provider, path) {
+        Now::Text { text, version, bom } => (text, version, bom),
+        Now::Absent => return Err("it was deleted by someone else since.".into()),
+        Now::Unknown(why) => return Err(format!("{why}.")),
+    };
+    let back = &chain[start].before;
+    if version_now != last.after {
+        let mut why = "someone else changed it since this session last wrote it".to_owned();
+        if let Before::Text { text, .. } = back {
+            let d = diff(&text_now, text, 1);
+            let _ = write!(why, "; reverting it now would change:\n{}", d.hunks);
+        } else {
+            why.push('.');
+        }
+        return Err(why);
+    }
+    let (text, bom) = match back {
+        Before::Text { text, bom, .. } => (text, *bom),
+        Before::Absent => {
+            return Err(
+                "this session created it, and a revert does not remove files (yet): it stays, \
+unchanged since."
+                    .into(),
+            );
+        }
+        Before::Unknown { why, .. } => return Err(format!("not undoable: {why}.")),
+    };
+    let target = match session.provider.resolve(path) {
+        Ok(target) if target.key() == last.key => target,
+        _ => return Err("its path no longer names the file this session changed.".into()),
+    };
+    let content = if bom {
+        format!("\u{feff}{text}")
+    } else {
+        text.clone()
+    };
+    let intent = Some(WriteIntent::ReplaceIfVersion(last.after.clone()));
+    let outcome = match session.provider.write_text(&target, &content, intent) {
+        Ok(outcome) => outcome,
+        Err(e) if e.code == ErrorCode::StaleVersion => {
+            return Err("someone else changed it a moment ago.".into());
+        }
+        Err(e) => return Err(format!("{} ({}).", e.message, e.code.as_str())),
+    };
+    session
+        .policy
+        .observe(last.key.clone(), outcome.version.clone());
+    let d = diff(&text_now, text, 1);
+    let mut done = format!("{}.", d.counts());
+    if !d.hunks.is_empty() {
+        let _ = write!(done, "\n{}", d.hunks);
+    }
+    if start > 0 {
+        let _ = write!(
+            done,
+            "\n(Someone else changed {path} between this session's changes: it is back as it was \
+before the session's next change, their change kept.)"
+        );
+    }
+    let journal = session.journal.as_mut().expect("a checkpoint exists");
+    journal.record(Change {
+        key: last.key.clone(),
+        path: path.clone(),
+        before: Before::Text {
+            version: version_now,
+            text: text_now,
+            bom: bom_now,
+        },
+        after: outcome.version,
+    });
+    Ok(done)
+}
+
+/// The journal and the index of checkpoint `id` (the latest when `None`).
+fn point<'s, P: Provider>(
+    session: &'s Session<P>,
+    id: Option<u64>,
+    tool: &str,
+) -> Result<(&'s Journal, usize, u32), ToolError> {
+    let journal = session
+        .journal
+        .as_ref()
+        .filter(|j| !j.checkpoints.is_empty())
+        .ok_or_else(|| {
+            ToolError::invalid_args(
+                tool,
+                "this session has no checkpoint yet: call checkpoint first (changes made before \
+the first checkpoint are not kept)",
+            )
+        })?;
+    let found = match id {
+        None => journal.checkpoints.last(),
+        Some(id) => u32::try_from(id).ok().and_then(|id| journal.find(id)),
+    };
+    let Some(checkpoint) = found else {
+        let last = journal.checkpoints.last().map_or(0, |c| c.id);
+        return Err(ToolError::invalid_args(
+            tool,
+            format_args!(
+                "there is no checkpoint {}; the checkpoints are 1 to {last}",
+                id.unwrap_or(0)
+            ),
+        ));
+    };
+    Ok((journal, checkpoint.at, checkpoint.id))
+}
+
+/// ` (label)` of checkpoint `id`, or nothing.
+fn named(journal: &Journal, id: u32) -> String {
+    match journal.find(id) {
+        Some(c) if !c.label.is_empty() => format!(" ({})", c.label),
+        _ => String::new(),
+    }
+}
+
+/// What a file is now, as far as a revert or a listing needs it.
+enum Now {
+    Text {
+        text: String,
+        version: String,
+        bom: bool,
+    },
+    Absent,
+    Unknown(String),
+}
+
+fn current<P: Provider>(provider: &P, path: &str) -> Now {
+    let target = match provider.resolve(path) {
+        Ok(target) => target,
+        Err(e) => return Now::Unknown(e.message),
+    };
+    let size = match provider.stat(&target) {
+        Ok(None) => return Now::Absent,
+        Err(e) => return Now::Unknown(e.message),
+        Ok(Some(info)) => info.size.unwrap_or(0),
+    };
+    match provider.read_text(&target, MAX_DIFF_BYTES.max(DEFAULT_BUDGET as u64)) {
+        Ok(content) => Now::Text {
+            bom: size == content.text.len() as u64 + 3,
+            text: content.text,
+            version: content.version,
+        },
+        Err(e) => Now::Unknown(e.message),
+    }
+}

@@ -1,0 +1,192 @@
+//! The change journal through the real component: `checkpoint`, `changes`
+//! and `revert` over the local disk and the memory store, the bytes of
+//! every file checked after each step (a CRLF file with a BOM among them),
+//! an outside writer's change left alone and reported.
+
+use crate::{Workspace, call, fails, ok, runtime};
+use dsh_fs::{DynProvider, MemoryStore, Session, SessionOptions, TextLayer};
+use serde_json::json;
+use std::sync::Arc;
+
+/// A workspace seen two ways: through a session, and directly (seeding,
+/// an outside writer, the bytes).
+trait Files {
+    fn put(&self, path: &str, bytes: &[u8]);
+    fn get(&self, path: &str) -> Option<Vec<u8>>;
+}
+
+impl Files for Workspace {
+    fn put(&self, path: &str, bytes: &[u8]) {
+        self.write(path, bytes);
+    }
+    fn get(&self, path: &str) -> Option<Vec<u8>> {
+        std::fs::read(self.path(path)).ok()
+    }
+}
+
+struct Memory(Arc<TextLayer<MemoryStore>>);
+
+impl Files for Memory {
+    fn put(&self, path: &str, bytes: &[u8]) {
+        self.0.store().insert(path, bytes.to_vec());
+    }
+    fn get(&self, path: &str) -> Option<Vec<u8>> {
+        self.0.store().get(path)
+    }
+}
+
+const WIN: &[u8] = b"\xef\xbb\xbf[core]\r\nname = one\r\nsize = 1\r\n";
+
+fn edit(s: &mut Session, file: &str, old: &str, new: &str) -> String {
+    ok(call(
+        s,
+        "edit",
+        json!({"file_path": file, "old_string": old, "new_string": new}),
+    ))
+}
+
+/// The scenario of the journal on one workspace.
+fn scenario(files: &dyn Files, provider: Arc<DynProvider>) {
+    files.put("win.ini", WIN);
+    files.put("notes.md", b"# Notes\n- one\n");
+    let mut s = runtime()
+        .session(provider, SessionOptions::default())
+        .unwrap();
+    // Nothing before the first checkpoint is kept.
+    let none = fails(call(&mut s, "revert", json!({})), "INVALID_ARGS");
+    assert!(none.contains("no checkpoint yet"), "{none}");
+    let start = ok(call(&mut s, "checkpoint", json!({"label": "start"})));
+    assert!(
+        start.starts_with("Checkpoint 1 (start) set after 0 changes."),
+        "{start}"
+    );
+
+    // create, edit ×3, write
+    ok(call(
+        &mut s,
+        "write",
+        json!({"file_path": "src/new.rs", "content": "fn a() {}\n"}),
+    ));
+    ok(call(&mut s, "read", json!({"file_path": "win.ini"})));
+    edit(&mut s, "win.ini", "name = one", "name = two");
+    edit(&mut s, "win.ini", "size = 1", "size = 2");
+    edit(&mut s, "src/new.rs", "fn a() {}", "fn a() {}\nfn b() {}");
+    ok(call(&mut s, "read", json!({"file_path": "notes.md"})));
+    ok(call(
+        &mut s,
+        "write",
+        json!({"file_path": "notes.md", "content": "# Notes\n- one\n- two\n"}),
+    ));
+    let win2 = b"\xef\xbb\xbf[core]\r\nname = two\r\nsize = 2\r\n";
+    assert_eq!(files.get("win.ini").unwrap(), win2);
+    assert_eq!(files.get("src/new.rs").unwrap(), b"fn a() {}\nfn b() {}\n");
+    assert_eq!(files.get("notes.md").unwrap(), b"# Notes\n- one\n- two\n");
+
+    let mid = ok(call(&mut s, "checkpoint", json!({})));
+    assert!(
+        mid.starts_with("Checkpoint 2 set after 5 changes."),
+        "{mid}"
+    );
+    // edit ×2, then someone else changes notes.md
+    edit(&mut s, "win.ini", "[core]", "[main]");
+    edit(&mut s, "notes.md", "- two", "- three");
+    files.put("notes.md", b"# Notes\n- one\n- three\n- outside\n");
+
+    let listed = ok(call(&mut s, "changes", json!({"since": 2})));
+    assert!(
+        listed.starts_with("Changes since checkpoint 2: 2 files."),
+        "{listed}"
+    );
+    assert!(
+        listed.contains("Updated win.ini: 1 line added, 1 removed.\n@@ -1,2 +1,2 @@\n-[core]\n+[main]\n name = two"),
+        "{listed}"
+    );
+    assert!(
+        listed
+            .contains("Updated notes.md: 2 lines added, 1 removed. Someone else changed it since"),
+        "{listed}"
+    );
+
+    // Back to checkpoint 2: win.ini restored, notes.md left alone.
+    let back = ok(call(&mut s, "revert", json!({"to": 2})));
+    assert!(
+        back.starts_with("Reverted to checkpoint 2: 1 file restored, 1 left alone."),
+        "{back}"
+    );
+    assert!(
+        back.contains("Restored win.ini: 1 line added, 1 removed."),
+        "{back}"
+    );
+    assert!(
+        back.contains("Left alone notes.md: someone else changed it since this session last wrote it; reverting it now would change:\n@@"),
+        "{back}"
+    );
+    assert!(back.ends_with("To redo: revert with to=3."), "{back}");
+    assert_eq!(files.get("win.ini").unwrap(), win2);
+    assert_eq!(
+        files.get("notes.md").unwrap(),
+        b"# Notes\n- one\n- three\n- outside\n"
+    );
+
+    // The revert is journaled: reverting to the point before it redoes it.
+    let redo = ok(call(&mut s, "revert", json!({"to": 3})));
+    assert!(redo.contains("Restored win.ini"), "{redo}");
+    assert_eq!(
+        files.get("win.ini").unwrap(),
+        b"\xef\xbb\xbf[main]\r\nname = two\r\nsize = 2\r\n"
+    );
+
+    // Back to the start: every byte of win.ini as it was, BOM and CRLF
+    // included; the created file is left, unchanged, and said to be.
+    let first = ok(call(&mut s, "revert", json!({"to": 1})));
+    assert!(first.contains("Restored win.ini"), "{first}");
+    assert!(
+        first.contains("Left alone src/new.rs: this session created it"),
+        "{first}"
+    );
+    assert!(
+        first.contains("Left alone notes.md: someone else changed it"),
+        "{first}"
+    );
+    assert_eq!(files.get("win.ini").unwrap(), WIN);
+    assert_eq!(
+        files.get("notes.md").unwrap(),
+        b"# Notes\n- one\n- three\n- outside\n"
+    );
+    // The session edits on without reading again: it knows what it wrote.
+    edit(&mut s, "win.ini", "size = 1", "size = 9");
+    // Unknown checkpoints are named.
+    let bad = fails(call(&mut s, "revert", json!({"to": 99})), "INVALID_ARGS");
+    assert!(bad.contains("there is no checkpoint 99"), "{bad}");
+}
+
+#[test]
+fn a_session_reverts_to_its_checkpoints_on_the_local_disk() {
+    let ws = Workspace::new();
+    let provider = ws.provider();
+    scenario(&ws, provider);
+}
+
+#[test]
+fn a_session_reverts_to_its_checkpoints_in_memory() {
+    let layer = Arc::new(TextLayer::new(MemoryStore::default()));
+    let provider: Arc<DynProvider> = layer.clone();
+    scenario(&Memory(layer), provider);
+}
+
+#[test]
+fn a_revert_of_a_file_edited_again_by_someone_between_the_sessions_changes_keeps_theirs() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "one\ntwo\n");
+    let mut s = ws.session();
+    ok(call(&mut s, "checkpoint", json!({})));
+    ok(call(&mut s, "read", json!({"file_path": "a.txt"})));
+    edit(&mut s, "a.txt", "one", "ONE");
+    ws.write("a.txt", "ONE\ntwo\nthree\n");
+    ok(call(&mut s, "read", json!({"file_path": "a.txt"})));
+    edit(&mut s, "a.txt", "two", "TWO");
+    let out = ok(call(&mut s, "revert", json!({})));
+    assert!(out.contains("Restored a.txt"), "{out}");
+    assert!(out.contains("their change kept"), "{out}");
+    assert_eq!(ws.bytes("a.txt"), b"ONE\ntwo\nthree\n");
+}
