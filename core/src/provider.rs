@@ -109,6 +109,20 @@ pub trait Provider: fmt::Debug {
             })
     }
 
+    /// Removes the file while its content is still the one at `expected`
+    /// (see `remove-file` in `provider.wit`). By default a provider cannot:
+    /// `invalid-input`, nothing changed.
+    fn remove_file(&self, target: &Self::Target, expected: &str) -> Result<(), FsError> {
+        let _ = expected;
+        Err(FsError::new(
+            ErrorCode::InvalidInput,
+            format!(
+                "{} was left in place: this provider cannot remove files",
+                target.display_path()
+            ),
+        ))
+    }
+
     /// The entries of the directory, one level deep, in byte order of their
     /// names; links never followed, content never read. `not-found`,
     /// `not-directory` for a file, `too-large` beyond

@@ -247,6 +247,17 @@ macro_rules! wit_provider {
                     .map_err(Into::into)
             }
 
+            fn remove_file(
+                t: $api::TargetBorrow<'_>,
+                expected: $wit::Version,
+            ) -> Result<(), $wit::FsError> {
+                Ok($crate::Provider::remove_file(
+                    $provider?,
+                    t.get(),
+                    &expected,
+                )?)
+            }
+
             fn list_dir(t: $api::TargetBorrow<'_>) -> Result<$api::Listing, $wit::FsError> {
                 let listing = $crate::Provider::list_dir($provider?, t.get())?;
                 Ok($api::Listing::new(ProviderListing(

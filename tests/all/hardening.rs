@@ -737,6 +737,9 @@ impl Provider for SwapBeforeOpen {
     ) -> Result<EditOutcome, dsh_fs::EditsError> {
         self.inner.edit_texts(target, edits, expected)
     }
+    fn remove_file(&self, target: &Target, expected: &str) -> Result<(), FsError> {
+        self.inner.remove_file(target, expected)
+    }
     fn list_dir(&self, target: &Target) -> Result<dsh_fs::BoxListing, FsError> {
         self.inner.list_dir(target)
     }

@@ -80,31 +80,11 @@ fn sigkill_never_tears_a_file() {
     };
     let (mut seen, mut leftovers) = ([0u32; 4], 0);
     for round in 0..200 {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "reliability::crash_child",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CRASH_DIR, &ws.root)
-            .env("DSH_FS_CACHE_DIR", crate::cache_dir())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        while !line.contains("ready") {
-            line.clear();
-            assert!(
-                out.read_line(&mut line).unwrap() > 0,
-                "the child died before it was ready"
-            );
-        }
-        std::thread::sleep(Duration::from_micros(rand() % 150_000));
-        child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
+        kill_while_busy(
+            "reliability::crash_child",
+            (CRASH_DIR, &ws.root),
+            Duration::from_micros(rand() % 150_000),
+        );
         let bytes = ws.bytes("big.txt");
         let state = states.iter().position(|s| *s == bytes);
         let head = String::from_utf8_lossy(&bytes[..bytes.len().min(40)]).into_owned();
@@ -144,6 +124,128 @@ fn sigkill_never_tears_a_file() {
         .collect();
     names.retain(|n| !own_temps(&ws.root).contains(n));
     assert_eq!(names, ["big.txt"], "files other than ours remain");
+}
+
+const REVERT_CRASH_DIR: &str = "DSH_FS_TEST_REVERT_CRASH_DIR";
+
+/// The three files a reverting session cycles, each `base` or `edited`.
+fn revert_states(i: usize) -> [Vec<u8>; 2] {
+    let body = format!("{}\r\n", i.to_string().repeat(78)).repeat((1 << 20) / 80);
+    let base = format!("\u{feff}state: base\r\n{body}");
+    [
+        base.clone().into_bytes(),
+        base.replacen("state: base", "state: edited", 1)
+            .into_bytes(),
+    ]
+}
+
+/// Not a test on its own: the child of `sigkill_during_a_revert_never_tears_a_file`,
+/// looping checkpoint, three edits, revert until killed.
+#[test]
+fn revert_crash_child() {
+    let Some(dir) = std::env::var_os(REVERT_CRASH_DIR) else {
+        return;
+    };
+    let provider = Arc::new(LocalProvider::new(LocalStore::new(dir).unwrap()));
+    let mut s = runtime()
+        .session(
+            provider,
+            SessionOptions {
+                observation_policy: false,
+            },
+        )
+        .unwrap();
+    println!("ready");
+    loop {
+        ok(call(&mut s, "checkpoint", json!({})));
+        for i in 0..3 {
+            ok(call(
+                &mut s,
+                "edit",
+                json!({"file_path": format!("f{i}.txt"), "old_string": "state: base", "new_string": "state: edited"}),
+            ));
+        }
+        let reverted = ok(call(&mut s, "revert", json!({})));
+        assert!(reverted.contains("3 files restored"), "{reverted}");
+    }
+}
+
+#[test]
+fn sigkill_during_a_revert_never_tears_a_file() {
+    let ws = Workspace::new();
+    for i in 0..3 {
+        ws.write(&format!("f{i}.txt"), &revert_states(i)[0]);
+    }
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    let (mut edited, mut mixed) = (0u32, 0u32);
+    for round in 0..100 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        kill_while_busy(
+            "reliability::revert_crash_child",
+            (REVERT_CRASH_DIR, &ws.root),
+            Duration::from_micros(seed % 100_000),
+        );
+        let mut now = Vec::new();
+        for i in 0..3 {
+            let bytes = ws.bytes(&format!("f{i}.txt"));
+            let state = revert_states(i).iter().position(|s| *s == bytes);
+            let head = String::from_utf8_lossy(&bytes[..bytes.len().min(40)]).into_owned();
+            assert!(
+                state.is_some(),
+                "round {round}: f{i}.txt torn, {} bytes starting {head:?}",
+                bytes.len()
+            );
+            now.push(state.unwrap());
+        }
+        edited += now.iter().filter(|&&s| s == 1).count() as u32;
+        mixed += u32::from(now.contains(&0) && now.contains(&1));
+        // The next child starts from the base: a killed session's edits are
+        // its own to undo, and it is gone.
+        for (i, state) in now.iter().enumerate() {
+            if *state == 1 {
+                ws.write(&format!("f{i}.txt"), &revert_states(i)[0]);
+            }
+        }
+    }
+    eprintln!(
+        "100 kills during checkpoint/edit×3/revert loops: {edited} files left edited, {mixed} \
+         rounds with some files edited and some not"
+    );
+    assert!(
+        mixed > 0,
+        "no kill landed between the files' changes: {edited} edited"
+    );
+}
+
+/// Runs the child test `name` of this binary with `env` set, waits until it
+/// is ready, lets it work for `busy`, then SIGKILLs it.
+fn kill_while_busy(name: &str, env: (&str, &std::path::Path), busy: Duration) {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(env.0, env.1)
+        .env("DSH_FS_CACHE_DIR", crate::cache_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    while !line.contains("ready") {
+        line.clear();
+        assert!(
+            out.read_line(&mut line).unwrap() > 0,
+            "the child died before it was ready"
+        );
+    }
+    std::thread::sleep(busy);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
 }
 
 /// Temp names a killed writer may have left: `.big.txt.dsh-fs-NONCE.tmp`.

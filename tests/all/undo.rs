@@ -137,13 +137,14 @@ fn scenario(files: &dyn Files, provider: Arc<DynProvider>) {
     );
 
     // Back to the start: every byte of win.ini as it was, BOM and CRLF
-    // included; the created file is left, unchanged, and said to be.
+    // included; the file the session created removed.
     let first = ok(call(&mut s, "revert", json!({"to": 1})));
     assert!(first.contains("Restored win.ini"), "{first}");
     assert!(
-        first.contains("Left alone src/new.rs: this session created it"),
+        first.contains("Removed src/new.rs (2 lines): this session created it."),
         "{first}"
     );
+    assert_eq!(files.get("src/new.rs"), None);
     assert!(
         first.contains("Left alone notes.md: someone else changed it"),
         "{first}"
@@ -153,8 +154,15 @@ fn scenario(files: &dyn Files, provider: Arc<DynProvider>) {
         files.get("notes.md").unwrap(),
         b"# Notes\n- one\n- three\n- outside\n"
     );
+    // Reverting that revert brings the created file back, byte for byte.
+    let again = ok(call(&mut s, "revert", json!({"to": 4})));
+    assert!(
+        again.contains("Restored src/new.rs: 2 lines added, 0 removed."),
+        "{again}"
+    );
+    assert_eq!(files.get("src/new.rs").unwrap(), b"fn a() {}\nfn b() {}\n");
     // The session edits on without reading again: it knows what it wrote.
-    edit(&mut s, "win.ini", "size = 1", "size = 9");
+    edit(&mut s, "win.ini", "size = 2", "size = 9");
     // Unknown checkpoints are named.
     let bad = fails(call(&mut s, "revert", json!({"to": 99})), "INVALID_ARGS");
     assert!(bad.contains("there is no checkpoint 99"), "{bad}");
@@ -172,6 +180,25 @@ fn a_session_reverts_to_its_checkpoints_in_memory() {
     let layer = Arc::new(TextLayer::new(MemoryStore::default()));
     let provider: Arc<DynProvider> = layer.clone();
     scenario(&Memory(layer), provider);
+}
+
+/// A bucket prefix on moto, seen through its side door.
+struct Bucket(crate::object_store::Bucket);
+
+impl Files for Bucket {
+    fn put(&self, path: &str, bytes: &[u8]) {
+        self.0.put(&format!("ws/{path}"), bytes);
+    }
+    fn get(&self, path: &str) -> Option<Vec<u8>> {
+        self.0.get(&format!("ws/{path}"))
+    }
+}
+
+#[test]
+fn a_session_reverts_to_its_checkpoints_in_a_bucket() {
+    let bucket = Bucket(crate::object_store::Bucket::new());
+    let provider: Arc<DynProvider> = bucket.0.provider("ws");
+    scenario(&bucket, provider);
 }
 
 #[test]

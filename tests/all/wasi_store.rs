@@ -254,13 +254,25 @@ impl Replace for ComponentReplace {
 
     fn commit(mut self, guard: Guard<'_>) -> Result<String, FsError> {
         let r = self.replacement.take().expect("not committed");
-        let guard = match guard {
-            Guard::Absent => api::Guard::Absent,
-            Guard::Unchanged(token) => api::Guard::Unchanged(token.to_owned()),
-            Guard::None => api::Guard::None,
-        };
+        let guard = exported(guard);
         self.instance
             .call(|api, s| api.replacement().call_commit(s, r, &guard))
+    }
+
+    fn remove(mut self, guard: Guard<'_>, _shown: &str) -> Result<(), FsError> {
+        let r = self.replacement.take().expect("not committed");
+        let guard = exported(guard);
+        self.instance
+            .call(|api, s| api.replacement().call_remove(s, r, &guard))
+    }
+}
+
+/// A guard as the component's export takes it.
+fn exported(guard: Guard<'_>) -> api::Guard {
+    match guard {
+        Guard::Absent => api::Guard::Absent,
+        Guard::Unchanged(token) => api::Guard::Unchanged(token.to_owned()),
+        Guard::None => api::Guard::None,
     }
 }
 

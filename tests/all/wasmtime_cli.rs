@@ -516,3 +516,42 @@ fn replay(script: crate::hosts::Script) {
     }
     cli.finish();
 }
+
+#[test]
+fn the_journal_reverts_under_the_stock_cli_byte_for_byte() {
+    let ws = Workspace::new();
+    let win = b"\xef\xbb\xbf[core]\r\nname = one\r\n";
+    ws.write("win.ini", win);
+    ws.write("notes.md", b"- one\n");
+    let mut cli = Cli::start(&ws.root);
+    assert!(ok(cli.call("checkpoint", json!({"label": "start"}))).starts_with("Checkpoint 1"));
+    ok(cli.call("write", json!({"file_path": "new.txt", "content": "new\n"})));
+    ok(cli.call("read", json!({"file_path": "win.ini"})));
+    ok(cli.call(
+        "multi_edit",
+        json!({"file_path": "win.ini", "edits": [
+            {"old_string": "[core]", "new_string": "[main]"},
+            {"old_string": "one", "new_string": "two"},
+        ]}),
+    ));
+    ok(cli.call("read", json!({"file_path": "notes.md"})));
+    ok(cli.call(
+        "edit",
+        json!({"file_path": "notes.md", "old_string": "one", "new_string": "two"}),
+    ));
+    ws.write("notes.md", b"- two\n- outside\n");
+    let reverted = ok(cli.call("revert", json!({"to": 1})));
+    assert!(
+        reverted.starts_with("Reverted to checkpoint 1 (start): 2 files restored, 1 left alone."),
+        "{reverted}"
+    );
+    assert!(reverted.contains("Removed new.txt (1 line)"), "{reverted}");
+    assert_eq!(ws.bytes("win.ini"), win);
+    assert!(!ws.path("new.txt").exists());
+    assert_eq!(ws.bytes("notes.md"), b"- two\n- outside\n");
+    let redone = ok(cli.call("revert", json!({"to": 2})));
+    assert!(redone.contains("Restored new.txt"), "{redone}");
+    assert_eq!(ws.bytes("new.txt"), b"new\n");
+    assert_eq!(ws.bytes("win.ini"), b"\xef\xbb\xbf[main]\r\nname = two\r\n");
+    cli.finish();
+}

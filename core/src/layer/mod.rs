@@ -255,6 +255,27 @@ where
         edit::apply_all(&self.store, target, replace, object, edits, expected)
     }
 
+    /// Removes the file under the store's lock, if its content is still the
+    /// one at `expected` (hashed only when the store's token moved).
+    fn remove_file(&self, target: &Target, expected: &str) -> Result<(), FsError> {
+        let shown = target.display_path();
+        let (replace, current) = match self.store.replace(target, false) {
+            Err(e) if e.code == ErrorCode::NotFound => return Err(vanished(shown)),
+            other => other?,
+        };
+        let mut object = current.ok_or_else(|| vanished(shown))?;
+        let token = object.meta().token.clone();
+        let same_token = expected.rsplit_once(':').map_or(expected, |(meta, _)| meta) == token;
+        if !same_token {
+            let hash = hash_object(&self.store, &self.shortcuts, target, &mut object)?;
+            if !crate::seam::still_fresh(expected, &token, hash) {
+                return Err(FsError::stale(shown));
+            }
+        }
+        drop(object);
+        replace.remove(Guard::Unchanged(&token), shown)
+    }
+
     /// The directory's entries, one level deep, in byte order of their names.
     fn list_dir(&self, target: &Target) -> Result<BoxListing, FsError> {
         let mut listing = self.store.list_dir(target)?;

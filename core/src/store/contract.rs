@@ -51,6 +51,7 @@ pub fn checks<S: ByteStore>() -> Vec<Check<S>> {
         guard_unchanged_lets_only_the_first_replace_win,
         guard_none_replaces_unconditionally,
         a_dropped_replacement_leaves_nothing,
+        a_guarded_remove_takes_only_the_version_named,
         copy_appends_ranges_of_the_current_file,
         an_open_reader_never_mixes_two_versions,
         identity_is_stable,
@@ -390,6 +391,44 @@ fn a_dropped_replacement_leaves_nothing<S: ByteStore>(s: &S) -> Outcome {
     expect(
         listed == [("keep.txt".to_owned(), DirEntryKind::File)],
         || format!("a dropped replacement left entries behind: {listed:?}"),
+    )
+}
+
+fn a_guarded_remove_takes_only_the_version_named<S: ByteStore>(s: &S) -> Outcome {
+    let old = put(s, "d/f.txt", b"old")?;
+    let new = put(s, "d/f.txt", b"new")?;
+    put(s, "d/keep.txt", b"keep")?;
+    let t = at(s, "d/f.txt")?;
+    let (r, current) = s.replace(&t, false).map_err(show)?;
+    drop(current);
+    expect_code(
+        r.remove(Guard::Unchanged(&old), "d/f.txt"),
+        ErrorCode::StaleVersion,
+        "a remove guarded by an old token",
+    )?;
+    expect(get(s, "d/f.txt")? == Some(b"new".to_vec()), || {
+        "a refused remove changed the file".into()
+    })?;
+    let (r, current) = s.replace(&t, false).map_err(show)?;
+    drop(current);
+    r.remove(Guard::Unchanged(&new), "d/f.txt").map_err(show)?;
+    expect(s.stat(&t).map_err(show)?.is_none(), || {
+        "a removed file is still there".into()
+    })?;
+    expect_code(
+        s.open(&t).map(drop),
+        ErrorCode::NotFound,
+        "an open of a removed file",
+    )?;
+    expect(get(s, "d/keep.txt")? == Some(b"keep".to_vec()), || {
+        "a remove touched its neighbour".into()
+    })?;
+    let (r, current) = s.replace(&t, false).map_err(show)?;
+    expect(current.is_none(), || "a removed file is current".into())?;
+    expect_code(
+        r.remove(Guard::Unchanged(&new), "d/f.txt"),
+        ErrorCode::StaleVersion,
+        "a remove of a removed file",
     )
 }
 

@@ -312,4 +312,16 @@ impl Replace for MemoryReplace<'_> {
         let generation = self.state.put(&self.key, bytes);
         Ok(format!("m{generation:x}"))
     }
+
+    fn remove(mut self, guard: Guard<'_>, shown: &str) -> Result<(), FsError> {
+        let current = self.state.files.get(&self.key).map(File::meta);
+        match (guard, current) {
+            (_, None) => Err(crate::seam::vanished(shown)),
+            (Guard::Unchanged(token), Some(meta)) if meta.token == token => {
+                self.state.files.remove(&self.key);
+                Ok(())
+            }
+            _ => Err(FsError::stale(shown)),
+        }
+    }
 }

@@ -249,6 +249,21 @@ pub trait Replace {
     /// `stale-version` (changed or vanished) or `not-observed` (created by
     /// someone else meanwhile).
     fn commit(self, guard: Guard<'_>) -> Result<String, FsError>;
+
+    /// Removes the object at the name instead, if `guard` (which must be
+    /// [`Guard::Unchanged`]) holds at this moment: `stale-version` when it
+    /// changed or vanished. By default a store cannot remove objects: it
+    /// answers `invalid-input`, and nothing is changed.
+    fn remove(self, guard: Guard<'_>, shown: &str) -> Result<(), FsError>
+    where
+        Self: Sized,
+    {
+        let _ = guard;
+        Err(FsError::new(
+            crate::ErrorCode::InvalidInput,
+            format!("{shown} was left in place: this store cannot remove files"),
+        ))
+    }
 }
 
 /// Buffer of the default [`Replace::copy`].

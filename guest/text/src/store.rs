@@ -167,4 +167,13 @@ impl Replace for WitReplace {
         };
         Ok(wit::Replacement::commit(self.0, &guard)?)
     }
+
+    fn remove(self, guard: Guard<'_>, _shown: &str) -> Result<(), FsError> {
+        let guard = match guard {
+            Guard::Absent => wit::Guard::Absent,
+            Guard::Unchanged(token) => wit::Guard::Unchanged(token.to_owned()),
+            Guard::None => wit::Guard::None,
+        };
+        Ok(wit::Replacement::remove(self.0, &guard)?)
+    }
 }

@@ -95,6 +95,10 @@ impl Provider for Imported {
             .map_err(Into::into)
     }
 
+    fn remove_file(&self, target: &seam::Target, expected: &str) -> Result<(), core::FsError> {
+        seam::remove_file(target, expected).map_err(Into::into)
+    }
+
     fn list_dir(&self, target: &seam::Target) -> Result<seam::Listing, core::FsError> {
         seam::list_dir(target).map_err(Into::into)
     }

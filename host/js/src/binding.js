@@ -26,6 +26,8 @@
 //       replacement.copy(offset, len) -> appends bytes of the reader `replace` returned (optional)
 //       replacement.commit(guard)   -> the new token, if `guard` holds now:
 //           { tag: 'absent' } | { tag: 'unchanged', val: token } | { tag: 'none' }
+//       replacement.remove(guard)   -> removes the file instead, if `guard` ({ tag: 'unchanged' })
+//                                      holds now (optional: a store without it cannot remove files)
 // and `close()` (optional) on readers, listings and replacements, called when
 // the component drops them: a replacement closed without a commit leaves
 // nothing behind. Failures are FsErrors; anything else thrown becomes
@@ -95,10 +97,12 @@ export function storeImport(store) {
   class Replacement {
     #inner;
     #current;
+    #shown;
 
-    constructor(inner, current) {
+    constructor(inner, current, shown) {
       this.#inner = inner;
       this.#current = current;
+      this.#shown = shown;
     }
 
     checkWritable() {
@@ -131,6 +135,21 @@ export function storeImport(store) {
       }
     }
 
+    static remove(replacement, guardValue) {
+      const inner = replacement.#inner;
+      const shown = replacement.#shown;
+      try {
+        guard(() => {
+          if (!inner.remove) {
+            throw new FsError('invalid-input', `${shown} was left in place: this store cannot remove files`);
+          }
+          inner.remove(guardValue);
+        });
+      } finally {
+        close(inner);
+      }
+    }
+
     [dispose]() {
       close(this.#inner);
     }
@@ -153,7 +172,7 @@ export function storeImport(store) {
     replace: (place, createParents) =>
       guard(() => {
         const [replacement, current] = store.replace(place, createParents);
-        return [new Replacement(replacement, current), current == null ? undefined : new Reader(current)];
+        return [new Replacement(replacement, current, place.shown), current == null ? undefined : new Reader(current)];
       }),
   };
 }

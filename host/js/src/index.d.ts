@@ -248,6 +248,12 @@ export interface Replacement {
    * `not-observed` (created meanwhile).
    */
   commit(guard: Guard): string;
+  /**
+   * Removes the file at the name instead, if `guard` (`unchanged`) holds
+   * now; without it the store cannot remove files (a revert leaves a file
+   * the session created in place).
+   */
+  remove?(guard: Guard): void;
   /** Called when the component is done with it; without a commit it must leave nothing behind. */
   close?(): void;
 }

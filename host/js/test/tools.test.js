@@ -277,8 +277,12 @@ describe('the package API', () => {
       w.ok('read', { file_path });
       w.ok('edit', { file_path, old_string, new_string });
     }
+    w.ok('write', { file_path: 'new/c.txt', content: 'c\n' });
     w.store.insert('b.txt', 'three\n');
-    assert.match(w.ok('revert', { to: 1 }), /^Reverted to checkpoint 1: 1 file restored, 1 left alone\./);
+    const reverted = w.ok('revert', { to: 1 });
+    assert.match(reverted, /^Reverted to checkpoint 1: 2 files restored, 1 left alone\./);
+    assert.match(reverted, /\nRemoved new\/c\.txt \(1 line\): this session created it\./);
+    assert.equal(w.store.get('/workspace/new/c.txt'), undefined);
     assert.deepEqual([...w.store.get('/workspace/a.ini')], [0xef, 0xbb, 0xbf, ...Buffer.from('x = 1\r\n')]);
     assert.equal(w.text('/workspace/b.txt'), 'three\n');
   });

@@ -115,6 +115,14 @@ impl seam::Host for HostState {
         Ok(done.map(Into::into).map_err(Into::into))
     }
 
+    fn remove_file(&mut self, t: Resource<Target>, expected: String) -> Res<()> {
+        let target = self.table.get(&t)?;
+        let done = self.provider.remove_file(target, &expected);
+        let shown = target.display_path().to_owned();
+        self.note_mutation(&shown, &done);
+        Ok(lift(done, |()| ()))
+    }
+
     fn list_dir(&mut self, t: Resource<Target>) -> Res<Resource<ListingHandle>> {
         let target = self.table.get(&t)?;
         match self.provider.list_dir(target) {

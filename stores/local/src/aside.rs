@@ -63,7 +63,7 @@ pub(super) fn create_named(
 
 /// `.NAME.dsh-fs-NONCE.tmp`, with NAME cut to keep within `NAME_MAX` and a
 /// nonce no other call of any process picks.
-fn temp_name(name: &str) -> String {
+pub(super) fn temp_name(name: &str) -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let mut cut = name.len().min(180);
     while !name.is_char_boundary(cut) {

@@ -13,7 +13,7 @@
 //! Creates have none: the file is linked with `linkat`, which fails when the
 //! name exists.
 
-use super::aside::{create_named, keep_attributes, link_anonymous, link_unique};
+use super::aside::{create_named, keep_attributes, link_anonymous, link_unique, temp_name};
 use super::{LocalObject, map_io, token};
 use cap_std::fs::{Dir, File, Metadata, MetadataExt};
 use dsh_fs_core::deadline;
@@ -404,6 +404,56 @@ impl Replace for LocalReplace {
         let out = self.out.as_ref().expect("put in place");
         let st = rustix::fs::fstat(out).map_err(|e| self.fail(e))?;
         Ok(stat_token(&st))
+    }
+
+    /// Moves the file aside under a temp name first, and removes what was
+    /// moved only once it is known to be the file the guard checked: a
+    /// neighbour's save that landed between the check and the move is put
+    /// back, not lost.
+    fn remove(self, guard: Guard<'_>, shown: &str) -> Result<(), FsError> {
+        let (dir, name) = (&self.dir, self.name.as_str());
+        let fail = |e: Errno| map_io(e.into(), shown);
+        deadline::check(shown)?;
+        let Guard::Unchanged(expected) = guard else {
+            return Err(FsError::new(
+                ErrorCode::InvalidInput,
+                format!("{shown} is removed only while it is a version named; nothing was changed"),
+            ));
+        };
+        let checked = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) if stat_token(&st) == expected => st,
+            Ok(_) => return Err(FsError::stale(shown)),
+            Err(Errno::NOENT) => return Err(vanished(shown)),
+            Err(e) => return Err(fail(e)),
+        };
+        let aside = loop {
+            let named = temp_name(name);
+            match rustix::fs::renameat_with(dir, name, dir, &named, RenameFlags::NOREPLACE) {
+                Ok(()) => break named,
+                Err(Errno::EXIST) => continue,
+                Err(Errno::NOENT) => return Err(vanished(shown)),
+                // A filesystem without the flag: unlinked right after the check.
+                Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
+                    rustix::fs::unlinkat(dir, name, AtFlags::empty()).map_err(fail)?;
+                    let _ = rustix::fs::fsync(dir);
+                    return Ok(());
+                }
+                Err(e) => return Err(fail(e)),
+            }
+        };
+        match rustix::fs::statat(dir, &aside, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) if same_content(&st, &checked) => {
+                rustix::fs::unlinkat(dir, &aside, AtFlags::empty()).map_err(fail)?;
+                let _ = rustix::fs::fsync(dir);
+                Ok(())
+            }
+            _ => {
+                // Not the file checked: back where it was (unless a new one
+                // took the name meanwhile: then it keeps the temp name).
+                let _ = rustix::fs::renameat_with(dir, &aside, dir, name, RenameFlags::NOREPLACE);
+                Err(FsError::stale(shown))
+            }
+        }
     }
 }
 

@@ -7,7 +7,7 @@
 //! size; nothing is visible until `CompleteMultipartUpload`, which carries
 //! the same condition, and an upload that is not completed is aborted.
 
-use super::s3_error::{Answer, map_put};
+use super::s3_error::{Answer, map_put, map_store};
 use super::signed::{Completion, Condition, complete, encode_key, signed};
 use super::{Shared, StoreError, meta_token, object::BucketObject};
 use ::object_store::aws::AmazonS3;
@@ -15,7 +15,8 @@ use ::object_store::multipart::{MultipartStore, PartId};
 use ::object_store::path::Path as ObjectPath;
 use ::object_store::signer::Method;
 use ::object_store::{
-    GetOptions, MultipartId, ObjectStore, PutMode, PutOptions, PutPayload, PutResult, UpdateVersion,
+    GetOptions, MultipartId, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload,
+    PutResult, UpdateVersion,
 };
 use bytes::Bytes;
 use dsh_fs_core::seam::vanished;
@@ -384,6 +385,30 @@ impl Replace for BucketReplace {
             }
         };
         Ok(meta_token(put.e_tag.as_deref(), put.version.as_deref()))
+    }
+
+    /// A HEAD that finds the version read still there, then a DELETE. S3's
+    /// DELETE takes no condition here, so a PUT landing between the two is
+    /// removed with it: the window is one round trip.
+    fn remove(self, guard: Guard<'_>, shown: &str) -> Result<(), FsError> {
+        dsh_fs_core::deadline::check(shown)?;
+        let Guard::Unchanged(token) = guard else {
+            return Err(FsError::new(
+                ErrorCode::InvalidInput,
+                format!("{shown} is removed only while it is a version named; nothing was changed"),
+            ));
+        };
+        let current = self.checked_current(token)?;
+        match self.shared.on(self.shared.store.head(&self.loc)) {
+            Ok(meta) if meta.e_tag == current.e_tag && meta.version == current.version => {}
+            Ok(_) => return Err(FsError::stale(shown)),
+            Err(StoreError::NotFound { .. }) => return Err(vanished(shown)),
+            Err(e) => return Err(map_store(e, shown)),
+        }
+        match self.shared.on(self.shared.store.delete(&self.loc)) {
+            Ok(()) | Err(StoreError::NotFound { .. }) => Ok(()),
+            Err(e) => Err(map_put(e, shown)),
+        }
     }
 }
 

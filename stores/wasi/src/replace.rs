@@ -76,6 +76,12 @@ pub(crate) fn begin(
 }
 
 impl WasiReplace {
+    /// The path named in messages.
+    #[cfg(all(target_arch = "wasm32", feature = "component"))]
+    pub(crate) fn shown(&self) -> &str {
+        &self.shown
+    }
+
     /// The temp file, made beside the target on first use.
     fn temp(&mut self) -> io::Result<&mut NamedTempFile> {
         if self.temp.is_none() {
@@ -144,6 +150,34 @@ impl Replace for WasiReplace {
         meta::stat_path(&target)
             .map(|m| m.token)
             .map_err(|e| map_io(e, &shown))
+    }
+
+    /// Under the commit lock when the store has one, a `stat` right before
+    /// the unlink: `wasi:filesystem` has no rename that refuses to replace,
+    /// so a neighbour's save landing between the two is removed with it.
+    fn remove(mut self, guard: Guard<'_>, shown: &str) -> Result<(), FsError> {
+        let Guard::Unchanged(token) = guard else {
+            return Err(FsError::new(
+                ErrorCode::InvalidInput,
+                format!("{shown} is removed only while it is a version named; nothing was changed"),
+            ));
+        };
+        let target = self.dir.join(&self.name);
+        let _held = match self.lock.take() {
+            Some(lock) => Some(lock::take(lock, shown)?),
+            None => None,
+        };
+        match meta::stat_path(&target) {
+            Ok(now) if now.token == token => {}
+            Ok(_) => return Err(FsError::stale(shown)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(vanished(shown)),
+            Err(e) => return Err(map_io(e, shown)),
+        }
+        std::fs::remove_file(&target).map_err(|e| map_io(e, shown))?;
+        if let Ok(d) = File::open(&self.dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
     }
 }
 

@@ -254,6 +254,13 @@ where
         }
     }
 
+    fn remove_file(&self, target: &Target, expected: &str) -> Result<(), FsError> {
+        let mut i = lock(&self.instance);
+        let t = i.target(target)?;
+        let expected = expected.to_owned();
+        i.call(|api, s| api.call_remove_file(s, t, &expected))
+    }
+
     fn list_dir(&self, target: &Target) -> Result<BoxListing, FsError> {
         let mut i = lock(&self.instance);
         let t = i.target(target)?;

@@ -20,7 +20,11 @@ pub struct ReplacementHandle {
     writable: Result<(), FsError>,
     ops: Vec<Op>,
     replay: Replay,
+    remove: Remover,
 }
+
+/// Opens a fresh replacement and removes the file under the guard instead.
+type Remover = Box<dyn FnOnce(Guard<'_>) -> Result<(), FsError> + Send>;
 
 /// Opens a fresh replacement, writes the recorded steps and commits it.
 type Replay = Box<dyn FnOnce(Vec<Op>, Guard<'_>) -> Result<String, FsError> + Send>;
@@ -105,6 +109,11 @@ where
             Err(e) => return Ok(Err(e.into())),
         };
         let current = current.map(|o| Arc::new(Mutex::new(o)));
+        let (store, at) = (self.store.clone(), target.clone());
+        let remove = move |guard: Guard<'_>| {
+            let (replacement, _) = store.replace(&at, false)?;
+            replacement.remove(guard, at.display_path())
+        };
         let store = self.store.clone();
         let from = current.clone();
         let replay = move |ops: Vec<Op>, guard: Guard<'_>| {
@@ -132,6 +141,7 @@ where
             writable,
             ops: Vec::new(),
             replay: Box::new(replay),
+            remove: Box::new(remove),
         };
         let handle = self.table.push(handle)?;
         let reader = match current {
@@ -209,6 +219,16 @@ impl<S: Send + Sync + 'static> seam::HostReplacement for AdapterState<S> {
             seam::Guard::None => Guard::None,
         };
         Ok((handle.replay)(handle.ops, guard).map_err(Into::into))
+    }
+
+    fn remove(&mut self, r: Resource<ReplacementHandle>, guard: seam::Guard) -> Res<()> {
+        let handle = self.table.delete(r)?;
+        let guard = match &guard {
+            seam::Guard::Absent => Guard::Absent,
+            seam::Guard::Unchanged(token) => Guard::Unchanged(token),
+            seam::Guard::None => Guard::None,
+        };
+        Ok((handle.remove)(guard).map_err(Into::into))
     }
 
     fn drop(&mut self, r: Resource<ReplacementHandle>) -> wasmtime::Result<()> {

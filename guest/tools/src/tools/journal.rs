@@ -64,8 +64,8 @@ pub(super) struct Change {
     /// The path as shown to the model.
     pub path: String,
     pub before: Before,
-    /// The version the session wrote.
-    pub after: Version,
+    /// The version the session wrote; `None` when it removed the file.
+    pub after: Option<Version>,
 }
 
 /// A named point in the journal.
@@ -198,7 +198,7 @@ impl Journal {
 /// one before wrote. Before it, someone else changed the file in between.
 pub(super) fn own_run(chain: &[&Change]) -> usize {
     let mut start = chain.len() - 1;
-    while start > 0 && chain[start].before.version() == Some(chain[start - 1].after.as_str()) {
+    while start > 0 && chain[start].before.version() == chain[start - 1].after.as_deref() {
         start -= 1;
     }
     start

@@ -204,7 +204,7 @@ impl<P: Provider> Session<P> {
                 key: target.key(),
                 path: display.to_owned(),
                 before,
-                after: after.to_owned(),
+                after: Some(after.to_owned()),
             });
         }
     }

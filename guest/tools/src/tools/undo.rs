@@ -110,38 +110,45 @@ pub(super) fn changes<P: Provider>(
         let last = chain[chain.len() - 1];
         let path = &first.path;
         let now = current(&session.provider, path);
-        let outside = match &now {
-            Now::Text { version, .. } if *version == last.after => "",
-            Now::Absent => " It was deleted by someone else since.",
+        let outside = match (&now, &last.after) {
+            (Now::Text { version, .. }, Some(after)) if version == after => "",
+            (Now::Absent, None) => "",
+            (Now::Absent, Some(_)) => " Someone else deleted it since.",
             _ => " Someone else changed it since this session's last change.",
         };
-        match (&first.before, &now) {
+        let _ = match (&first.before, &now) {
             (Before::Absent, Now::Text { text, .. }) => {
                 let d = diff("", text, 1);
-                let _ = write!(
+                write!(
                     out,
                     "\nCreated {path}: {}.{outside}\n{}",
                     d.counts(),
                     d.hunks
-                );
+                )
             }
             (Before::Text { text: old, .. }, Now::Text { text, .. }) => {
                 let d = diff(old, text, 1);
-                let _ = write!(out, "\nUpdated {path}: {}.{outside}", d.counts());
-                if !d.hunks.is_empty() {
-                    let _ = write!(out, "\n{}", d.hunks);
-                }
+                write!(out, "\nUpdated {path}: {}.{outside}", d.counts()).and_then(|()| {
+                    match d.hunks.is_empty() {
+                        true => Ok(()),
+                        false => write!(out, "\n{}", d.hunks),
+                    }
+                })
+            }
+            (Before::Text { text: old, .. }, Now::Absent) => {
+                let d = diff(old, "", 1);
+                write!(out, "\nRemoved {path}: {}.{outside}", d.counts())
+            }
+            (Before::Absent, Now::Absent) => {
+                write!(out, "\n{path}: created and removed again.{outside}")
             }
             (Before::Unknown { why, .. }, _) => {
-                let _ = write!(out, "\nUpdated {path}; no diff: {why}.{outside}");
-            }
-            (_, Now::Absent) => {
-                let _ = write!(out, "\n{path}:{outside}");
+                write!(out, "\nUpdated {path}; no diff: {why}.{outside}")
             }
             (_, Now::Unknown(why)) => {
-                let _ = write!(out, "\nUpdated {path}; no diff: {why}.{outside}");
+                write!(out, "\nUpdated {path}; no diff: {why}.{outside}")
             }
-        }
+        };
     }
     Ok(out)
 }
@@ -172,7 +179,7 @@ pub(super) fn revert<P: Provider>(
         match revert_file(session, chain) {
             Ok(done) => {
                 restored += 1;
-                let _ = write!(report, "\nRestored {path}: {done}");
+                let _ = write!(report, "\n{done}");
             }
             Err(why) => {
                 kept += 1;
@@ -195,58 +202,91 @@ fn revert_file<P: Provider>(session: &mut Session<P>, chain: &[Change]) -> Resul
     let start = own_run(&refs);
     let last = &chain[chain.len() - 1];
     let path = &last.path;
-    let (text_now, version_now, bom_now) = match current(&session.provider, path) {
-        Now::Text { text, version, bom } => (text, version, bom),
-        Now::Absent => return Err("it was deleted by someone else since.".into()),
-        Now::Unknown(why) => return Err(format!("{why}.")),
-    };
     let back = &chain[start].before;
-    if version_now != last.after {
-        let mut why = "someone else changed it since this session last wrote it".to_owned();
-        if let Before::Text { text, .. } = back {
-            let d = diff(&text_now, text, 1);
-            let _ = write!(why, "; reverting it now would change:\n{}", d.hunks);
-        } else {
-            why.push('.');
+    // What is there now, which must be what the session left.
+    let now = match (current(&session.provider, path), &last.after) {
+        (Now::Unknown(why), _) => return Err(format!("{why}.")),
+        (Now::Absent, None) => None,
+        (Now::Text { text, version, bom }, Some(after)) if version == *after => {
+            Some((text, version, bom))
         }
-        return Err(why);
-    }
-    let (text, bom) = match back {
-        Before::Text { text, bom, .. } => (text, *bom),
-        Before::Absent => {
-            return Err(
-                "this session created it, and a revert does not remove files (yet): it stays, \
-unchanged since."
-                    .into(),
-            );
+        (Now::Absent, Some(_)) => return Err("someone else deleted it since.".into()),
+        (Now::Text { text, .. }, _) => {
+            let mut why = "someone else changed it since this session last wrote it".to_owned();
+            match back {
+                Before::Text { text: old, .. } => {
+                    let d = diff(&text, old, 1);
+                    let _ = write!(why, "; reverting it now would change:\n{}", d.hunks);
+                }
+                _ => why.push('.'),
+            }
+            return Err(why);
         }
-        Before::Unknown { why, .. } => return Err(format!("not undoable: {why}.")),
     };
     let target = match session.provider.resolve(path) {
         Ok(target) if target.key() == last.key => target,
         _ => return Err("its path no longer names the file this session changed.".into()),
     };
-    let content = if bom {
-        format!("\u{feff}{text}")
-    } else {
-        text.clone()
-    };
-    let intent = Some(WriteIntent::ReplaceIfVersion(last.after.clone()));
-    let outcome = match session.provider.write_text(&target, &content, intent) {
-        Ok(outcome) => outcome,
-        Err(e) if e.code == ErrorCode::StaleVersion => {
-            return Err("someone else changed it a moment ago.".into());
+    let (before, after, shown) = match (back, &now) {
+        (Before::Unknown { why, .. }, _) => return Err(format!("not undoable: {why}.")),
+        (Before::Absent, None) => return Ok(format!("Kept {path} absent, as it was.")),
+        (Before::Absent, Some((text, version, bom))) => {
+            match session.provider.remove_file(&target, version) {
+                Ok(()) => {}
+                Err(e) if e.code == ErrorCode::StaleVersion => {
+                    return Err("someone else changed it a moment ago.".into());
+                }
+                Err(e) => return Err(format!("{} ({}).", e.message, e.code.as_str())),
+            }
+            let before = Before::Text {
+                version: version.clone(),
+                text: text.clone(),
+                bom: *bom,
+            };
+            let lines = plural(line_count(text), "line", "lines");
+            let shown = format!("Removed {path} ({lines}): this session created it.");
+            (before, None, shown)
         }
-        Err(e) => return Err(format!("{} ({}).", e.message, e.code.as_str())),
+        (Before::Text { text, bom, .. }, now) => {
+            let content = if *bom {
+                format!("\u{feff}{text}")
+            } else {
+                text.clone()
+            };
+            let intent = Some(match now {
+                Some((_, version, _)) => WriteIntent::ReplaceIfVersion(version.clone()),
+                None => WriteIntent::CreateIfAbsent,
+            });
+            let outcome = match session.provider.write_text(&target, &content, intent) {
+                Ok(outcome) => outcome,
+                Err(e) if matches!(e.code, ErrorCode::StaleVersion | ErrorCode::NotObserved) => {
+                    return Err("someone else changed it a moment ago.".into());
+                }
+                Err(e) => return Err(format!("{} ({}).", e.message, e.code.as_str())),
+            };
+            session
+                .policy
+                .observe(last.key.clone(), outcome.version.clone());
+            let (before, old) = match now {
+                Some((old, version, bom)) => (
+                    Before::Text {
+                        version: version.clone(),
+                        text: old.clone(),
+                        bom: *bom,
+                    },
+                    old.as_str(),
+                ),
+                None => (Before::Absent, ""),
+            };
+            let d = diff(old, text, 1);
+            let mut shown = format!("Restored {path}: {}.", d.counts());
+            if !d.hunks.is_empty() {
+                let _ = write!(shown, "\n{}", d.hunks);
+            }
+            (before, Some(outcome.version), shown)
+        }
     };
-    session
-        .policy
-        .observe(last.key.clone(), outcome.version.clone());
-    let d = diff(&text_now, text, 1);
-    let mut done = format!("{}.", d.counts());
-    if !d.hunks.is_empty() {
-        let _ = write!(done, "\n{}", d.hunks);
-    }
+    let mut done = shown;
     if start > 0 {
         let _ = write!(
             done,
@@ -258,14 +298,16 @@ before the session's next change, their change kept.)"
     journal.record(Change {
         key: last.key.clone(),
         path: path.clone(),
-        before: Before::Text {
-            version: version_now,
-            text: text_now,
-            bom: bom_now,
-        },
-        after: outcome.version,
+        before,
+        after,
     });
     Ok(done)
+}
+
+/// Lines as `read` counts them.
+fn line_count(text: &str) -> u64 {
+    let breaks = memchr::memchr_iter(b'\n', text.as_bytes()).count() as u64;
+    breaks + u64::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
 /// The journal and the index of checkpoint `id` (the latest when `None`).

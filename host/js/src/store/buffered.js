@@ -9,9 +9,16 @@ export class BufferedReplacement {
   #chunks = [];
   #commit;
 
-  /** `commit(bytes, guard)` checks the guard, stores the bytes, returns the new token. */
-  constructor(commit) {
+  #remove;
+
+  /**
+   * `commit(bytes, guard)` checks the guard, stores the bytes, returns the
+   * new token; `remove(guard)`, when given, checks it and removes the file.
+   */
+  constructor(commit, remove) {
     this.#commit = commit;
+    this.#remove = remove;
+    if (!remove) this.remove = undefined;
   }
 
   write(bytes) {
@@ -23,5 +30,9 @@ export class BufferedReplacement {
     const bytes = new Uint8Array(this.#chunks.reduce((n, c) => n + c.length, 0));
     this.#chunks.reduce((at, c) => (bytes.set(c, at), at + c.length), 0);
     return this.#commit(bytes, guard);
+  }
+
+  remove(guard) {
+    this.#remove(guard);
   }
 }

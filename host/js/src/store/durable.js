@@ -215,7 +215,15 @@ export class DurableObjectStore {
         if (now) this.#drop(now.blob);
         return `d${blob}`;
       });
-    const replacement = new BlobWriter(this.#sql, blob, commit, () => this.#drop(blob));
+    const remove = (guard) =>
+      this.#storage.transactionSync(() => {
+        const now = this.#row(key);
+        if (!now || now.kind === 'directory') throw FsError.vanished(shown);
+        if (guard.tag !== 'unchanged' || token(now) !== guard.val) throw FsError.stale(shown);
+        this.#sql.exec('DELETE FROM dsh_fs_entries WHERE key = ?', key);
+        this.#drop(now.blob);
+      });
+    const replacement = new BlobWriter(this.#sql, blob, commit, () => this.#drop(blob), remove);
     return [replacement, current ? new BlobReader(this.#sql, current, shown) : undefined];
   }
 
@@ -342,11 +350,14 @@ class BlobWriter {
   #size = 0;
   #done = false;
 
-  constructor(sql, blob, commit, discard) {
+  #remove;
+
+  constructor(sql, blob, commit, discard, remove) {
     this.#sql = sql;
     this.#blob = blob;
     this.#commit = commit;
     this.#discard = discard;
+    this.#remove = remove;
   }
 
   write(bytes) {
@@ -365,6 +376,11 @@ class BlobWriter {
     const made = this.#commit(this.#size, guard);
     this.#done = true;
     return made;
+  }
+
+  /** Removes the file instead; the blob begun for new content is dropped at close. */
+  remove(guard) {
+    this.#remove(guard);
   }
 
   close() {

@@ -122,7 +122,13 @@ export class MemoryStore {
       }
       return this.#put(key, bytes).meta.token;
     };
-    return [new BufferedReplacement(commit), current ? new Snapshot(current) : undefined];
+    const remove = (guard) => {
+      const now = this.#files.get(key);
+      if (!now) throw FsError.vanished(shown);
+      if (guard.tag !== 'unchanged' || now.meta.token !== guard.val) throw FsError.stale(shown);
+      this.#files.delete(key);
+    };
+    return [new BufferedReplacement(commit, remove), current ? new Snapshot(current) : undefined];
   }
 
   // --- Storage ---

@@ -365,6 +365,32 @@ class NodeReplacement {
     return token(fs.fstatSync(fd, { bigint: true }));
   }
 
+  /**
+   * Removes the file if `guard` holds, under the same per-name lock as the
+   * commits of NodeStores (a writer that takes none is caught only by the
+   * check right before the unlink).
+   */
+  remove(guard) {
+    const dir = this.#dir;
+    const shown = this.#shown;
+    const target = dir.at(this.#name);
+    const release = lock(dir, this.#name, shown);
+    try {
+      const now = lstatOf(target, shown);
+      if (!now) throw FsError.vanished(shown);
+      if (guard.tag !== 'unchanged' || token(now) !== guard.val) throw FsError.stale(shown);
+      dir.check(shown);
+      try {
+        fs.unlinkSync(target);
+      } catch (e) {
+        throw fail(e, shown);
+      }
+    } finally {
+      release();
+    }
+    dir.sync();
+  }
+
   /** Closes the temp file, removes it if it was not renamed, and lets the directory go. */
   close() {
     if (this.#fd !== undefined) fs.closeSync(this.#fd);

@@ -7,7 +7,8 @@
 // tokens are generations this store counts). Reads and replaces of
 // existing files then run on the handles, synchronously; a file created
 // during a call is held in memory until `settle()`, which the worker awaits
-// after each call, creates it (with its parents) on disk.
+// after each call, creates it (with its parents) on disk; a file removed is
+// forgotten at once and removed from disk there.
 //
 // A replace rewrites the file in place through its handle, but first puts
 // the whole new content in a journal (`.dsh-fs-journal`, hidden from the
@@ -35,6 +36,8 @@ export class OpfsStore {
   #dirs = new Map();
   #generation = 0;
   #journal;
+  /** Keys of files removed on disk at the next `settle()`. */
+  #removed = new Set();
 
   constructor(dir, root) {
     this.#dir = dir;
@@ -74,8 +77,14 @@ export class OpfsStore {
     }
   }
 
-  /** Puts on disk what this call created; awaited between calls. */
+  /** Puts on disk what this call created and removes what it removed; awaited between calls. */
   async settle() {
+    for (const key of this.#removed) {
+      const slash = key.lastIndexOf('/');
+      const parent = await this.#directory(slash === -1 ? '' : key.slice(0, slash));
+      await parent.removeEntry(key.slice(slash + 1));
+    }
+    this.#removed.clear();
     for (const [key, file] of this.#files) {
       if (!file.bytes) continue;
       const access = await (await this.#handle(key)).createSyncAccessHandle();
@@ -204,7 +213,15 @@ export class OpfsStore {
       }
       return `g${generation.toString(16)}`;
     };
-    return [new BufferedReplacement(commit), current];
+    const remove = (guard) => {
+      const now = this.#files.get(key);
+      if (!now) throw FsError.vanished(shown);
+      if (guard.tag !== 'unchanged' || meta(now).token !== guard.val) throw FsError.stale(shown);
+      now.access?.close();
+      this.#files.delete(key);
+      if (now.access) this.#removed.add(key);
+    };
+    return [new BufferedReplacement(commit, remove), current];
   }
 
   #file(key, shown) {

@@ -153,11 +153,27 @@ impl api::GuestReplacement for ReplacementResource {
             .0
             .into_inner()
             .expect("a replacement is committed once");
-        let guard = match &guard {
-            api::Guard::Absent => Guard::Absent,
-            api::Guard::Unchanged(token) => Guard::Unchanged(token),
-            api::Guard::None => Guard::None,
-        };
+        let guard = guarded(&guard);
         Ok(replace.commit(guard)?)
+    }
+
+    fn remove(this: api::Replacement, guard: api::Guard) -> Result<(), wit::FsError> {
+        let Replacing { replace, .. } = this
+            .into_inner::<ReplacementResource>()
+            .0
+            .into_inner()
+            .expect("a replacement is ended once");
+        let guard = guarded(&guard);
+        let shown = replace.shown().to_owned();
+        Ok(replace.remove(guard, &shown)?)
+    }
+}
+
+/// The core guard of an exported one.
+fn guarded(guard: &api::Guard) -> Guard<'_> {
+    match guard {
+        api::Guard::Absent => Guard::Absent,
+        api::Guard::Unchanged(token) => Guard::Unchanged(token),
+        api::Guard::None => Guard::None,
     }
 }
