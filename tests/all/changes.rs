@@ -112,6 +112,7 @@ fn without_the_policy_the_diff_is_against_the_text_replaced() {
             ws.provider(),
             SessionOptions {
                 observation_policy: false,
+                ..Default::default()
             },
         )
         .unwrap();

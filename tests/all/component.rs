@@ -173,6 +173,7 @@ fn policy_off_is_unconditional() {
             ws.provider(),
             SessionOptions {
                 observation_policy: false,
+                ..Default::default()
             },
         )
         .unwrap();

@@ -279,6 +279,7 @@ fn a_symlink_swapped_in_during_writes_never_leads_out() {
             ws.provider(),
             SessionOptions {
                 observation_policy: false,
+                ..Default::default()
             },
         )
         .unwrap();

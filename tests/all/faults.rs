@@ -931,6 +931,7 @@ impl<B: Backend> Setup<B> {
         }));
         let options = SessionOptions {
             observation_policy: mode.policy,
+            ..Default::default()
         };
         let mut session = runtime.session(layer.clone(), options).unwrap();
         for (tool, args) in &sc.before {

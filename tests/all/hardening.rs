@@ -276,6 +276,7 @@ fn the_answer_is_true_when_the_deadline_falls_around_the_commit() {
             ws.provider(),
             SessionOptions {
                 observation_policy: false,
+                ..Default::default()
             },
         )
         .unwrap();

@@ -40,6 +40,7 @@ fn crash_child() {
             provider,
             SessionOptions {
                 observation_policy: false,
+                ..Default::default()
             },
         )
         .unwrap();
@@ -110,6 +111,7 @@ fn sigkill_never_tears_a_file() {
             ws.provider(),
             SessionOptions {
                 observation_policy: false,
+                ..Default::default()
             },
         )
         .unwrap();
@@ -152,6 +154,7 @@ fn revert_crash_child() {
             provider,
             SessionOptions {
                 observation_policy: false,
+                ..Default::default()
             },
         )
         .unwrap();

@@ -217,3 +217,151 @@ fn a_revert_of_a_file_edited_again_by_someone_between_the_sessions_changes_keeps
     assert!(out.contains("their change kept"), "{out}");
     assert_eq!(ws.bytes("a.txt"), b"ONE\ntwo\nthree\n");
 }
+
+#[test]
+fn a_host_sets_the_journal_budget_and_past_it_changes_are_not_undoable() {
+    let ws = Workspace::new();
+    let off = dsh_fs::SessionOptions {
+        journal_bytes: 0,
+        ..Default::default()
+    };
+    let mut s = runtime().session(ws.provider(), off).unwrap();
+    let refused = fails(call(&mut s, "checkpoint", json!({})), "INVALID_ARGS");
+    assert!(refused.contains("keeps no change journal"), "{refused}");
+
+    // 10 KiB of old text: of two 8 KiB files edited, the first is dropped.
+    let small = dsh_fs::SessionOptions {
+        journal_bytes: 10 << 10,
+        ..Default::default()
+    };
+    let page = "x".repeat(8 << 10);
+    ws.write("a.txt", format!("a\n{page}"));
+    ws.write("b.txt", format!("b\n{page}"));
+    let mut s = runtime().session(ws.provider(), small).unwrap();
+    ok(call(&mut s, "checkpoint", json!({})));
+    for name in ["a", "b"] {
+        let file = format!("{name}.txt");
+        ok(call(&mut s, "read", json!({"file_path": file, "limit": 1})));
+        edit(&mut s, &file, &format!("{name}\n"), "edited\n");
+    }
+    let out = ok(call(&mut s, "revert", json!({})));
+    assert!(
+        out.contains("Left alone a.txt: not undoable: its old text was dropped to keep the journal within its budget."),
+        "{out}"
+    );
+    assert!(out.contains("Restored b.txt"), "{out}");
+    assert_eq!(ws.bytes("a.txt"), format!("edited\n{page}").as_bytes());
+    assert_eq!(ws.bytes("b.txt"), format!("b\n{page}").as_bytes());
+}
+
+/// Runs `lines` (tool calls) through `dsh-fs serve` on `root`, one at a time;
+/// the replies, and the process's peak RSS in KiB (VmHWM) before it exits.
+fn serve(root: &std::path::Path, lines: &[serde_json::Value]) -> (Vec<serde_json::Value>, u64) {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dsh-fs"))
+        .args(["serve", "--no-policy", "--root"])
+        .arg(root)
+        .env("DSH_FS_CACHE_DIR", crate::cache_dir())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut replies = Vec::new();
+    for line in lines {
+        writeln!(stdin, "{line}").unwrap();
+        let mut reply = String::new();
+        stdout.read_line(&mut reply).unwrap();
+        replies.push(serde_json::from_str(&reply).unwrap());
+    }
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let peak = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    drop(stdin);
+    child.wait().unwrap();
+    (
+        replies,
+        peak.split_whitespace().nth(1).unwrap().parse().unwrap(),
+    )
+}
+
+/// A large file edited 10 times and five 3.75 MiB files edited once, then
+/// reverted through the journal, against the same edits and the revert's
+/// writes made by hand without one: the journal adds at most its budget
+/// (32 MiB) and 16 MiB to the process's peak. The large file is 24 MiB here
+/// (over the 10 MiB a journal keeps, and edited by streaming);
+/// `DSH_FS_JOURNAL_MIB=100` runs it at 100.
+#[test]
+fn the_journal_stays_within_its_budget_beside_large_edits() {
+    let mib: usize = std::env::var("DSH_FS_JOURNAL_MIB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(24);
+    let ws = Workspace::new();
+    let big: String = (0..mib * (1 << 20) / 16)
+        .map(|i| format!("line {i:010}\n"))
+        .collect();
+    let small = |n: usize| {
+        format!(
+            "small {n}\n{}",
+            ("s".repeat(79) + "\n").repeat(6 << 20 >> 7)
+        )
+    };
+    let seed = |ws: &Workspace| {
+        ws.write("big.txt", &big);
+        for n in 0..5 {
+            ws.write(&format!("s{n}.txt"), small(n));
+        }
+    };
+    let mut calls =
+        vec![json!({"tool": "read", "arguments": {"file_path": "big.txt", "limit": 1}})];
+    for k in 0..10 {
+        let old = format!("line {:010}\n", k * 100_000 + 7);
+        calls.push(json!({"tool": "edit", "arguments": {"file_path": "big.txt", "old_string": old, "new_string": format!("edited {k}\n")}}));
+    }
+    for n in 0..5 {
+        calls.push(json!({"tool": "edit", "arguments": {"file_path": format!("s{n}.txt"), "old_string": format!("small {n}\n"), "new_string": "edited\n"}}));
+    }
+    seed(&ws);
+    // The baseline does the revert's work by hand: each small file read and
+    // written back whole.
+    let mut by_hand = calls.clone();
+    for n in 0..5 {
+        let file = format!("s{n}.txt");
+        by_hand.push(json!({"tool": "read", "arguments": {"file_path": file, "limit": 1}}));
+        by_hand
+            .push(json!({"tool": "write", "arguments": {"file_path": file, "content": small(n)}}));
+    }
+    let (replies, plain) = serve(&ws.root, &by_hand);
+    assert!(
+        replies.iter().all(|r| r["is_error"] == false),
+        "{replies:?}"
+    );
+    seed(&ws);
+    let mut journaled = vec![json!({"tool": "checkpoint", "arguments": {}})];
+    journaled.extend(calls);
+    journaled.push(json!({"tool": "revert", "arguments": {}}));
+    let (replies, peak) = serve(&ws.root, &journaled);
+    let reverted = replies.last().unwrap()["text"].as_str().unwrap().to_owned();
+    eprintln!(
+        "{mib} MiB edited 10 times and 5 × 3.75 MiB once, then put back: peak RSS {} MiB by hand \
+         without a journal, {} MiB reverted with one (budget 32 MiB)",
+        plain >> 10,
+        peak >> 10
+    );
+    assert!(
+        peak <= plain + (32 << 10) + (16 << 10),
+        "{peak} KiB against {plain} KiB"
+    );
+    assert!(
+        reverted.starts_with("Reverted to checkpoint 1: 5 files restored, 1 left alone."),
+        "{reverted}"
+    );
+    assert!(
+        reverted.contains("Left alone big.txt: not undoable: it was larger than the journal keeps"),
+        "{reverted}"
+    );
+    for n in 0..5 {
+        assert_eq!(ws.bytes(&format!("s{n}.txt")), small(n).as_bytes());
+    }
+}

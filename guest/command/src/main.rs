@@ -46,6 +46,7 @@ mod component {
         }
         let session = tools::Session::new(tools::SessionOptions {
             observation_policy: policy,
+            journal_bytes: 32 << 20,
         });
         let served = serve(io::stdin().lock(), io::stdout().lock(), |tool, args| {
             let r = session.execute(tool, args);

@@ -208,19 +208,18 @@ struct SessionResource(RefCell<tools::Session<Imported>>);
 impl api::GuestSession for SessionResource {
     #[cfg(not(feature = "memory"))]
     fn new(options: api::SessionOptions) -> Self {
-        SessionResource(RefCell::new(tools::Session::new(
-            Imported,
-            options.observation_policy,
-        )))
+        SessionResource(RefCell::new(
+            tools::Session::new(Imported, options.observation_policy)
+                .with_journal_budget(options.journal_bytes),
+        ))
     }
 
     #[cfg(feature = "memory")]
     fn new(options: api::SessionOptions) -> Self {
-        SessionResource(RefCell::new(tools::Session::with_memory(
-            Imported,
-            options.observation_policy,
-            Box::new(Remembered),
-        )))
+        SessionResource(RefCell::new(
+            tools::Session::with_memory(Imported, options.observation_policy, Box::new(Remembered))
+                .with_journal_budget(options.journal_bytes),
+        ))
     }
 
     fn execute(&self, tool: String, arguments_json: String) -> api::ToolResult {

@@ -333,6 +333,7 @@ fn blind_session(runtime: &Runtime, provider: Arc<DynProvider>) -> Result<dsh_fs
         provider,
         SessionOptions {
             observation_policy: false,
+            ..Default::default()
         },
     )
 }

@@ -130,6 +130,11 @@ export interface Session<S extends Store = Store> {
 export interface SessionOptions<S extends Store> {
   /** Enforce read-before-change and stale-version checks (default true). */
   observationPolicy?: boolean;
+  /**
+   * Most bytes of old text the change journal keeps for `checkpoint` and
+   * `revert` (default 32 MiB); 0 keeps no journal.
+   */
+  journalBytes?: number;
   /** Where the files live (default: a fresh MemoryStore). */
   store?: S;
   /** @deprecated `store`, by its former name. */

@@ -13,7 +13,7 @@ export interface OpfsSession {
 
 /** The OPFS directory of a worker; its files stay locked to it until `close`. */
 export interface Opfs {
-  createSession(options?: { observationPolicy?: boolean }): Promise<OpfsSession>;
+  createSession(options?: { observationPolicy?: boolean; journalBytes?: number }): Promise<OpfsSession>;
   /** Releases every file and ends the worker. */
   close(): Promise<void>;
 }

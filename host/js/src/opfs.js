@@ -35,9 +35,9 @@ export async function openOpfs({ directory = 'dsh-fs', root = '/workspace' } = {
   await send({ open: { directory, root, shims } });
   let sessions = 0;
   return {
-    async createSession({ observationPolicy = true } = {}) {
+    async createSession({ observationPolicy = true, journalBytes } = {}) {
       const session = ++sessions;
-      await send({ session, options: { observationPolicy } });
+      await send({ session, options: { observationPolicy, journalBytes } });
       return {
         execute: (tool, args = {}) =>
           send({ session, tool: String(tool), args: typeof args === 'string' ? args : JSON.stringify(args) }),

@@ -5,16 +5,23 @@
 
 import { MemoryStore } from './store/memory.js';
 
+/** The change journal's default budget: 32 MiB of old text. */
+const DEFAULT_JOURNAL_BYTES = 32 << 20;
+
 /**
  * Opens a session on instances made by `instantiate(store)`.
  * `observationPolicy` enforces read-before-write/edit and stale-version
- * checks; `store` holds the files (a fresh MemoryStore when omitted;
+ * checks; `journalBytes` bounds the old text the change journal keeps for
+ * `checkpoint` and `revert` (0: no journal); `store` holds the files (a fresh MemoryStore when omitted;
  * `provider` is its former name). Returns
  * `{ execute(tool, args), definitions(), store }`.
  */
-export function openSession(instantiate, { observationPolicy = true, store, provider } = {}) {
+export function openSession(
+  instantiate,
+  { observationPolicy = true, journalBytes = DEFAULT_JOURNAL_BYTES, store, provider } = {},
+) {
   store ??= provider ?? new MemoryStore();
-  const options = { observationPolicy: Boolean(observationPolicy) };
+  const options = { observationPolicy: Boolean(observationPolicy), journalBytes: BigInt(journalBytes) };
   let tools = instantiate(store);
   let session = new tools.Session(options);
 

@@ -285,6 +285,8 @@ describe('the package API', () => {
     assert.equal(w.store.get('/workspace/new/c.txt'), undefined);
     assert.deepEqual([...w.store.get('/workspace/a.ini')], [0xef, 0xbb, 0xbf, ...Buffer.from('x = 1\r\n')]);
     assert.equal(w.text('/workspace/b.txt'), 'three\n');
+    const off = createSession({ journalBytes: 0 }).execute('checkpoint', {});
+    assert.equal(off.error?.code, 'INVALID_ARGS', off.text);
   });
 
   test('a default session has its own MemoryStore', () => {

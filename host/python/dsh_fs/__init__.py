@@ -71,7 +71,8 @@ class Session:
     environment variables, ``AWS_ACCESS_KEY_ID`` and so on).
 
     Nothing outside the root or prefix can be read or written. ``policy=False``
-    turns the read-before-write/edit policy off. A session may be shared by
+    turns the read-before-write/edit policy off. ``journal_bytes`` bounds the
+    old text the change journal keeps for ``checkpoint``/``revert`` (0: none). A session may be shared by
     threads (its calls run one after the other); the GIL is released while a
     call runs, so ``asyncio.to_thread(session.execute, ...)`` does not block an
     event loop. Raises ``OSError`` (``FileNotFoundError``, ...) for a root that
@@ -86,13 +87,14 @@ class Session:
         endpoint: Optional[str] = None,
         region: Optional[str] = None,
         policy: bool = True,
+        journal_bytes: int = 32 << 20,
     ) -> None:
         if (root is None) == (store is None):
             raise TypeError("Session needs exactly one of root=DIRECTORY or store='s3://BUCKET/PREFIX'")
         if store is None and (endpoint is not None or region is not None):
             raise TypeError("endpoint and region apply to store=, not to root=")
         self._native = _native.Session(
-            None if root is None else os.fspath(root), store, endpoint, region, policy
+            None if root is None else os.fspath(root), store, endpoint, region, policy, journal_bytes
         )
 
     def execute(self, tool: str, arguments: Union[Mapping[str, Any], str, None] = None) -> ToolResult:

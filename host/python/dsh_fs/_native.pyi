@@ -8,6 +8,7 @@ class Session:
         endpoint: Optional[str],
         region: Optional[str],
         policy: bool,
+        journal_bytes: int = ...,
     ) -> None: ...
     def execute(self, tool: str, arguments: str) -> Tuple[str, bool, Optional[str], Optional[str]]: ...
 

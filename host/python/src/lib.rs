@@ -35,7 +35,7 @@ impl Session {
     /// with `endpoint` and `region`; credentials from the AWS environment
     /// variables), as `dsh-fs --root` and `--store` do.
     #[new]
-    #[pyo3(signature = (root, store, endpoint, region, policy))]
+    #[pyo3(signature = (root, store, endpoint, region, policy, journal_bytes = dsh_fs::DEFAULT_JOURNAL_BYTES))]
     fn new(
         py: Python<'_>,
         root: Option<PathBuf>,
@@ -43,6 +43,7 @@ impl Session {
         endpoint: Option<String>,
         region: Option<String>,
         policy: bool,
+        journal_bytes: u64,
     ) -> PyResult<Self> {
         py.detach(|| {
             let runtime = runtime()?;
@@ -65,6 +66,7 @@ impl Session {
             };
             let options = dsh_fs::SessionOptions {
                 observation_policy: policy,
+                journal_bytes,
             };
             runtime
                 .session(provider, options)

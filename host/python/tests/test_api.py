@@ -138,6 +138,8 @@ def test_a_revert_puts_the_bytes_back_and_leaves_an_outside_change_alone(tmp_pat
     assert reverted.text.startswith("Reverted to checkpoint 1: 1 file restored, 1 left alone."), reverted.text
     assert (tmp_path / "a.ini").read_bytes() == b"\xef\xbb\xbfx = 1\r\n"
     assert (tmp_path / "b.txt").read_bytes() == b"three\n"
+    off = Session(root=tmp_path, journal_bytes=0).execute("checkpoint", {})
+    assert off.code == "INVALID_ARGS" and "keeps no change journal" in off.message, off.text
 
 
 def test_a_waiting_call_lets_other_threads_run(tmp_path):

@@ -100,6 +100,7 @@ impl Workspace {
         };
         let options = SessionOptions {
             observation_policy: !self.no_policy,
+            ..Default::default()
         };
         Ok((provider, options))
     }
@@ -192,6 +193,7 @@ fn run(cli: Cli) -> Result<u8> {
             Ok(if is_error { 1 } else { 0 })
         }
         Command::Serve { workspace } => {
+            crate::mcp::return_large_blocks();
             let (provider, options) = workspace.open()?;
             let mut session = Runtime::new()?.session(provider, options)?;
             dsh_fs_command::serve(

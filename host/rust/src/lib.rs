@@ -60,4 +60,7 @@ pub use provider::{
 pub struct EmbeddingExample;
 
 pub use runtime::{COMPONENT, COMPONENT_PATH, ComponentOrigin, Limits, Runtime, RuntimeBuilder};
-pub use session::{Session, SessionOptions, ToolDefinition, ToolError, ToolHints, ToolResult};
+pub use session::{
+    DEFAULT_JOURNAL_BYTES, Session, SessionOptions, ToolDefinition, ToolError, ToolHints,
+    ToolResult,
+};

@@ -78,12 +78,19 @@ impl Runtime {
 pub struct SessionOptions {
     /// Enforce read-before-write/edit and stale checks (default true).
     pub observation_policy: bool,
+    /// Most bytes of old text the change journal holds (default
+    /// [`DEFAULT_JOURNAL_BYTES`]); 0 keeps no journal.
+    pub journal_bytes: u64,
 }
+
+/// The change journal's default budget: 32 MiB of old text.
+pub const DEFAULT_JOURNAL_BYTES: u64 = 32 << 20;
 
 impl Default for SessionOptions {
     fn default() -> Self {
         SessionOptions {
             observation_policy: true,
+            journal_bytes: DEFAULT_JOURNAL_BYTES,
         }
     }
 }
@@ -272,6 +279,7 @@ impl Instance {
             &mut store,
             api::SessionOptions {
                 observation_policy: options.observation_policy,
+                journal_bytes: options.journal_bytes,
             },
         )?;
         Ok(Instance {

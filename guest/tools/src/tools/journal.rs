@@ -163,11 +163,22 @@ impl Journal {
 
     /// Records a committed change, dropping the oldest texts past the budget.
     pub(super) fn record(&mut self, change: Change) {
+        self.record_keeping(change, usize::MAX);
+    }
+
+    /// Records a change, dropping past the budget the oldest texts before
+    /// change `keep` (a revert still reading the ones from there on), then,
+    /// if still over, the new change's own.
+    pub(super) fn record_keeping(&mut self, change: Change, keep: usize) {
         self.held += change.before.held();
         self.changes.push(change);
-        let mut oldest = 0;
-        while self.held > self.budget && oldest < self.changes.len() {
-            let c = &mut self.changes[oldest];
+        let last = self.changes.len() - 1;
+        let candidates = (0..keep.min(last)).chain(std::iter::once(last));
+        for at in candidates {
+            if self.held <= self.budget {
+                break;
+            }
+            let c = &mut self.changes[at];
             if let Before::Text { version, text, .. } = &c.before {
                 self.held -= text.len();
                 c.before = Before::Unknown {
@@ -175,8 +186,21 @@ impl Journal {
                     why: "its old text was dropped to keep the journal within its budget",
                 };
             }
-            oldest += 1;
         }
+    }
+
+    /// The indexes of the changes after `from`, grouped by file in the
+    /// order each was first changed.
+    pub(super) fn since_indices(&self, from: usize) -> Vec<Vec<usize>> {
+        let mut files: Vec<Vec<usize>> = Vec::new();
+        for at in from.min(self.changes.len())..self.changes.len() {
+            let key = &self.changes[at].key;
+            match files.iter_mut().find(|f| self.changes[f[0]].key == *key) {
+                Some(file) => file.push(at),
+                None => files.push(vec![at]),
+            }
+        }
+        files
     }
 
     /// The changes after `from`, grouped by file in the order each was

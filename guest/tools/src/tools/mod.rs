@@ -126,6 +126,8 @@ pub struct Session<P> {
     index: Vec<(String, window::LineIndex)>,
     /// What this session changed, from its first checkpoint on.
     journal: Option<journal::Journal>,
+    /// Most bytes of old text the journal may hold; 0: no journal.
+    journal_budget: usize,
 }
 
 impl<P: Provider> Session<P> {
@@ -137,6 +139,7 @@ impl<P: Provider> Session<P> {
             policy: Policy::new(observation_policy),
             index: Vec::new(),
             journal: None,
+            journal_budget: journal::DEFAULT_BUDGET,
         }
     }
 
@@ -148,7 +151,15 @@ impl<P: Provider> Session<P> {
             policy: Policy::with_memory(observation_policy, memory),
             index: Vec::new(),
             journal: None,
+            journal_budget: journal::DEFAULT_BUDGET,
         }
+    }
+
+    /// The session with a change journal of at most `bytes` of old text
+    /// (the default is 32 MiB); 0 keeps no journal, and `checkpoint` says so.
+    pub fn with_journal_budget(mut self, bytes: u64) -> Self {
+        self.journal_budget = usize::try_from(bytes).unwrap_or(usize::MAX);
+        self
     }
 
     /// The provider this session uses.

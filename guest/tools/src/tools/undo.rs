@@ -7,7 +7,7 @@
 
 use super::Hints;
 use super::args::{Args, Field, Kind, Spec};
-use super::diff::{MAX_DIFF_BYTES, diff};
+use super::diff::{Diff, MAX_DIFF_BYTES, diff};
 use super::journal::{Before, Change, DEFAULT_BUDGET, Journal, own_run};
 use super::{Session, plural};
 use crate::error::ToolError;
@@ -79,9 +79,14 @@ pub(super) fn checkpoint<P: Provider>(
     let mut args = Args::parse(&CHECKPOINT, json)?;
     let label = args.optional_string("label")?.unwrap_or_default();
     let label: String = label.chars().take(80).collect();
-    let journal = session
-        .journal
-        .get_or_insert_with(|| Journal::new(DEFAULT_BUDGET));
+    let budget = session.journal_budget;
+    if budget == 0 {
+        return Err(ToolError::invalid_args(
+            "checkpoint",
+            "this session keeps no change journal: its host turned it off",
+        ));
+    }
+    let journal = session.journal.get_or_insert_with(|| Journal::new(budget));
     let id = journal.checkpoint(label);
     let changes = journal.changes.len();
     Ok(format!(
@@ -118,7 +123,7 @@ pub(super) fn changes<P: Provider>(
         };
         let _ = match (&first.before, &now) {
             (Before::Absent, Now::Text { text, .. }) => {
-                let d = diff("", text, 1);
+                let d = bounded_diff("", text, 1);
                 write!(
                     out,
                     "\nCreated {path}: {}.{outside}\n{}",
@@ -127,7 +132,7 @@ pub(super) fn changes<P: Provider>(
                 )
             }
             (Before::Text { text: old, .. }, Now::Text { text, .. }) => {
-                let d = diff(old, text, 1);
+                let d = bounded_diff(old, text, 1);
                 write!(out, "\nUpdated {path}: {}.{outside}", d.counts()).and_then(|()| {
                     match d.hunks.is_empty() {
                         true => Ok(()),
@@ -136,7 +141,7 @@ pub(super) fn changes<P: Provider>(
                 })
             }
             (Before::Text { text: old, .. }, Now::Absent) => {
-                let d = diff(old, "", 1);
+                let d = bounded_diff(old, "", 1);
                 write!(out, "\nRemoved {path}: {}.{outside}", d.counts())
             }
             (Before::Absent, Now::Absent) => {
@@ -160,26 +165,28 @@ pub(super) fn revert<P: Provider>(
     let mut args = Args::parse(&REVERT, json)?;
     let to = args.positive("to")?;
     let (journal, from, id) = point(session, to, "revert")?;
-    let files: Vec<Vec<Change>> = journal
-        .since(from)
-        .into_iter()
-        .map(|chain| chain.into_iter().cloned().collect())
-        .collect();
     let label = named(journal, id);
+    let journal = session.journal.as_mut().expect("a checkpoint exists");
     // The point to come back to: a revert of this revert redoes it.
-    let redo = session
-        .journal
-        .as_mut()
-        .expect("a checkpoint exists")
-        .checkpoint(format!("before revert to {id}"));
+    let redo = journal.checkpoint(format!("before revert to {id}"));
     let (mut restored, mut kept) = (0u64, 0u64);
     let mut report = String::new();
-    for chain in &files {
-        let path = &chain[0].path;
-        match revert_file(session, chain) {
-            Ok(done) => {
+    // Each file's chain by index: its texts stay in the journal, uncopied.
+    let files: Vec<Vec<usize>> = journal.since_indices(from);
+    for chain in files {
+        let journal = session.journal.as_ref().expect("a checkpoint exists");
+        let changes: Vec<&Change> = chain.iter().map(|&i| &journal.changes[i]).collect();
+        let path = changes[0].path.clone();
+        match revert_file(&session.provider, &changes) {
+            Ok((done, record)) => {
                 restored += 1;
                 let _ = write!(report, "\n{done}");
+                if let Some(version) = &record.after {
+                    session.policy.observe(record.key.clone(), version.clone());
+                }
+                // Past the budget, no text this revert still needs is dropped.
+                let journal = session.journal.as_mut().expect("a checkpoint exists");
+                journal.record_keeping(record, from);
             }
             Err(why) => {
                 kept += 1;
@@ -197,14 +204,16 @@ with to={redo}.",
 
 /// Puts one file back as it was before `chain`, this session's changes to
 /// it since the checkpoint: what changed, or why it was left alone.
-fn revert_file<P: Provider>(session: &mut Session<P>, chain: &[Change]) -> Result<String, String> {
-    let refs: Vec<&Change> = chain.iter().collect();
-    let start = own_run(&refs);
+fn revert_file<P: Provider>(provider: &P, chain: &[&Change]) -> Result<(String, Change), String> {
+    let start = own_run(chain);
     let last = &chain[chain.len() - 1];
     let path = &last.path;
     let back = &chain[start].before;
+    if let Before::Unknown { why, .. } = back {
+        return Err(format!("not undoable: {why}."));
+    }
     // What is there now, which must be what the session left.
-    let now = match (current(&session.provider, path), &last.after) {
+    let now = match (current(provider, path), &last.after) {
         (Now::Unknown(why), _) => return Err(format!("{why}.")),
         (Now::Absent, None) => None,
         (Now::Text { text, version, bom }, Some(after)) if version == *after => {
@@ -215,7 +224,7 @@ fn revert_file<P: Provider>(session: &mut Session<P>, chain: &[Change]) -> Resul
             let mut why = "someone else changed it since this session last wrote it".to_owned();
             match back {
                 Before::Text { text: old, .. } => {
-                    let d = diff(&text, old, 1);
+                    let d = bounded_diff(&text, old, 1);
                     let _ = write!(why, "; reverting it now would change:\n{}", d.hunks);
                 }
                 _ => why.push('.'),
@@ -223,15 +232,23 @@ fn revert_file<P: Provider>(session: &mut Session<P>, chain: &[Change]) -> Resul
             return Err(why);
         }
     };
-    let target = match session.provider.resolve(path) {
+    let target = match provider.resolve(path) {
         Ok(target) if target.key() == last.key => target,
         _ => return Err("its path no longer names the file this session changed.".into()),
     };
     let (before, after, shown) = match (back, &now) {
         (Before::Unknown { why, .. }, _) => return Err(format!("not undoable: {why}.")),
-        (Before::Absent, None) => return Ok(format!("Kept {path} absent, as it was.")),
+        (Before::Absent, None) => {
+            let record = Change {
+                key: last.key.clone(),
+                path: path.clone(),
+                before: Before::Absent,
+                after: None,
+            };
+            return Ok((format!("Kept {path} absent, as it was."), record));
+        }
         (Before::Absent, Some((text, version, bom))) => {
-            match session.provider.remove_file(&target, version) {
+            match provider.remove_file(&target, version) {
                 Ok(()) => {}
                 Err(e) if e.code == ErrorCode::StaleVersion => {
                     return Err("someone else changed it a moment ago.".into());
@@ -248,25 +265,24 @@ fn revert_file<P: Provider>(session: &mut Session<P>, chain: &[Change]) -> Resul
             (before, None, shown)
         }
         (Before::Text { text, bom, .. }, now) => {
+            let with_bom;
             let content = if *bom {
-                format!("\u{feff}{text}")
+                with_bom = format!("\u{feff}{text}");
+                &with_bom
             } else {
-                text.clone()
+                text
             };
             let intent = Some(match now {
                 Some((_, version, _)) => WriteIntent::ReplaceIfVersion(version.clone()),
                 None => WriteIntent::CreateIfAbsent,
             });
-            let outcome = match session.provider.write_text(&target, &content, intent) {
+            let outcome = match provider.write_text(&target, content, intent) {
                 Ok(outcome) => outcome,
                 Err(e) if matches!(e.code, ErrorCode::StaleVersion | ErrorCode::NotObserved) => {
                     return Err("someone else changed it a moment ago.".into());
                 }
                 Err(e) => return Err(format!("{} ({}).", e.message, e.code.as_str())),
             };
-            session
-                .policy
-                .observe(last.key.clone(), outcome.version.clone());
             let (before, old) = match now {
                 Some((old, version, bom)) => (
                     Before::Text {
@@ -278,7 +294,7 @@ fn revert_file<P: Provider>(session: &mut Session<P>, chain: &[Change]) -> Resul
                 ),
                 None => (Before::Absent, ""),
             };
-            let d = diff(old, text, 1);
+            let d = bounded_diff(old, text, 1);
             let mut shown = format!("Restored {path}: {}.", d.counts());
             if !d.hunks.is_empty() {
                 let _ = write!(shown, "\n{}", d.hunks);
@@ -294,14 +310,41 @@ fn revert_file<P: Provider>(session: &mut Session<P>, chain: &[Change]) -> Resul
 before the session's next change, their change kept.)"
         );
     }
-    let journal = session.journal.as_mut().expect("a checkpoint exists");
-    journal.record(Change {
+    let record = Change {
         key: last.key.clone(),
         path: path.clone(),
         before,
         after,
-    });
-    Ok(done)
+    };
+    Ok((done, record))
+}
+
+/// [`diff`] of texts up to [`MAX_DIFF_BYTES`], as `write` bounds it; past
+/// that (a line diff of two large texts would cost the instance several
+/// times their size) the lines between the common head and tail are counted
+/// and no hunk is shown.
+fn bounded_diff(old: &str, new: &str, first_line: u64) -> Diff {
+    if old.len() as u64 <= MAX_DIFF_BYTES && new.len() as u64 <= MAX_DIFF_BYTES {
+        return diff(old, new, first_line);
+    }
+    let (a, b) = (old.as_bytes(), new.as_bytes());
+    let head = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let head = memchr::memrchr(b'\n', &a[..head]).map_or(0, |n| n + 1);
+    let room = a.len().min(b.len()) - head;
+    let tail = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take(room)
+        .take_while(|(x, y)| x == y)
+        .count();
+    let tail = memchr::memchr(b'\n', &a[a.len() - tail..]).map_or(0, |n| tail - n - 1);
+    let middle = |t: &str| line_count(&t[head..t.len() - tail]);
+    Diff {
+        added: middle(new),
+        removed: middle(old),
+        hunks: format!("(over {} MiB: no line diff shown)", MAX_DIFF_BYTES >> 20),
+    }
 }
 
 /// Lines as `read` counts them.
@@ -380,5 +423,22 @@ fn current<P: Provider>(provider: &P, path: &str) -> Now {
             version: content.version,
         },
         Err(e) => Now::Unknown(e.message),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_change_is_counted_between_its_common_head_and_tail() {
+        let body = "x\n".repeat(3 << 20);
+        let old = format!("a\n{body}b\nc\n{body}");
+        let new = format!("a\n{body}B\nB2\nc\n{body}");
+        let d = bounded_diff(&old, &new, 1);
+        assert_eq!((d.added, d.removed), (2, 1));
+        assert_eq!(d.hunks, "(over 4 MiB: no line diff shown)");
+        let d = bounded_diff(&old, &old, 1);
+        assert_eq!((d.added, d.removed), (0, 0));
     }
 }

@@ -136,7 +136,7 @@ const MMAP_THRESHOLD: usize = 2 * IO_CHUNK_BYTES;
 /// the default trim, every 1 MiB chunk was a fresh `mmap` (or heap growth)
 /// whose 256 pages faulted in and went back at once: reading a 100 MiB file
 /// over MCP cost twice the CPU of `dsh-fs serve`, half of it in page faults.
-fn return_large_blocks() {
+pub(crate) fn return_large_blocks() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only changes tunables of the allocator.
     unsafe {
