@@ -26,6 +26,45 @@ pub fn of_edit(text: &[u8], first_line: u64, edit: &EditRequest) -> Option<EditE
     excerpt(from, before, &after)
 }
 
+/// [`of_edit`] for a file too large to hold: `window` is a stretch of it
+/// (starting at the file's start when `head`, reaching its end when `tail`)
+/// in which the first replacement's old bytes start at `at`, on line
+/// `first_line`. `None` when the window does not hold the lines around it
+/// whole.
+pub fn in_window(
+    window: &[u8],
+    at: usize,
+    first_line: u64,
+    (head, tail): (bool, bool),
+    edit: &EditRequest,
+) -> Option<EditExcerpt> {
+    let base = if head {
+        crate::text::bom_len(window)
+    } else {
+        0
+    };
+    let (window, at) = (&window[base..], at.checked_sub(base)?);
+    // The start of the match's line, then of the line before it.
+    let start_of = |end: usize| match memrchr(b'\n', &window[..end]) {
+        Some(n) => Some(n + 1),
+        None if head => Some(0),
+        None => None,
+    };
+    let line = start_of(at)?;
+    let (from, line_no) = match line {
+        0 => (0, first_line),
+        n => (start_of(n - 1)?, first_line - 1),
+    };
+    // The window must hold the replaced lines and the one after them whole.
+    let end = at + edit.old_string.len();
+    if !tail && memchr_iter(b'\n', window.get(end..)?).count() < 2 {
+        return None;
+    }
+    let mut excerpt = of_edit(&window[from..], first_line - line_no + 1, edit)?;
+    excerpt.first_line = line_no;
+    Some(excerpt)
+}
+
 /// The excerpt of everything that differs between `old` and `new` (two
 /// versions of one file, after any BOM): from the line before the first
 /// changed byte to the line after the last.
@@ -121,6 +160,33 @@ mod tests {
         assert_eq!(
             shown(of_edit(b"a\nb", 2, &edit)),
             (1, "a\nb".into(), "a\nc".into())
+        );
+    }
+
+    #[test]
+    fn a_window_of_a_large_file_gives_the_same_lines() {
+        let text = b"one\ntwo\nthree compute(1, 2);\nfour\nfive\n";
+        let edit = EditRequest::new("compute(1, 2)", "compute(1, 3)", false);
+        let whole = of_edit(text, 3, &edit);
+        let at = 14;
+        assert_eq!(in_window(text, at, 3, (true, true), &edit), whole);
+        // A window starting mid-file and ending mid-file, around the lines.
+        assert_eq!(
+            in_window(&text[2..], at - 2, 3, (false, false), &edit),
+            whole
+        );
+        // Too narrow a window: no excerpt rather than a cut line.
+        assert_eq!(
+            in_window(&text[6..], at - 6, 3, (false, false), &edit),
+            None
+        );
+        assert_eq!(in_window(&text[..30], at, 3, (true, false), &edit), None);
+        // On the first line, after a BOM.
+        let bom = b"\xef\xbb\xbfa = 1\nb\n";
+        let first = EditRequest::new("a = 1", "a = 2", false);
+        assert_eq!(
+            shown(in_window(bom, 3, 1, (true, true), &first)),
+            (1, "a = 1\nb\n".into(), "a = 2\nb\n".into())
         );
     }
 

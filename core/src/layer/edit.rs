@@ -10,15 +10,15 @@
 //! - everything else up to [`MAX_IN_MEMORY_BYTES`] (CRLF files, strings
 //!   with a CR or a BOM): loaded, matched with CRLF folded, written out.
 
-use super::{CHUNK, read_all, read_at};
+use super::{CHUNK, read_all, read_at, read_full};
 use crate::seam::{still_fresh, version};
 use crate::splice::{self, SpliceError};
 use crate::store::{ByteStore, Guard, Object, Replace, Shortcuts, Target};
 use crate::stream_splice::{Plan, PlanError, Planner, Splicer};
 use crate::text::{self, ContentHasher, HashingWriter, content_hash};
 use crate::{
-    EditOutcome, EditRequest, EditsError, ErrorCode, FsError, MAX_FILE_BYTES, MAX_IN_MEMORY_BYTES,
-    excerpt,
+    EditExcerpt, EditOutcome, EditRequest, EditsError, ErrorCode, FsError, MAX_FILE_BYTES,
+    MAX_IN_MEMORY_BYTES, excerpt,
 };
 use std::io::{self, BufWriter, Write};
 
@@ -261,6 +261,14 @@ fn write_streamed<S: ByteStore, N: Shortcuts<S>>(
     head: Head,
 ) -> Result<EditOutcome, FsError> {
     e.replace.check_writable()?;
+    // Where the first occurrence starts, when the plan or the early write
+    // knows it (not past the plan's cap on recorded matches).
+    let first = match (&head, &plan.matches) {
+        (Some(Ok(rest)), _) => rest.checked_sub(e.edit.old_string.len() as u64),
+        (None, Some(matches)) => matches.first().copied(),
+        _ => None,
+    };
+    let excerpt = first.and_then(|at| streamed_excerpt(&mut e, at, plan.first_line));
     let written = match (head, plan.matches.take()) {
         (Some(rest), _) => {
             let rest = rest?;
@@ -280,8 +288,35 @@ fn write_streamed<S: ByteStore, N: Shortcuts<S>>(
         replacements: u32::try_from(plan.replacements).unwrap_or(u32::MAX),
         version: version(&after, written),
         first_line: plan.first_line,
-        excerpt: None,
+        excerpt,
     })
+}
+
+/// The excerpt of a streamed edit whose first occurrence starts at byte
+/// `at`: one read of the file around it, before the commit (up to 64 KiB
+/// each side); `None` when the lines around it are longer.
+fn streamed_excerpt<S: ByteStore, N: Shortcuts<S>>(
+    e: &mut Edit<'_, S, N>,
+    at: u64,
+    first_line: u64,
+) -> Option<EditExcerpt> {
+    let reach = excerpt::MAX_EXCERPT_BYTES as u64;
+    let old = e.edit.old_string.len() as u64;
+    if old > reach {
+        return None;
+    }
+    let start = at.saturating_sub(reach);
+    let mut window = vec![0u8; (at - start + old + reach) as usize];
+    let n = read_full(&mut e.object, start, &mut window, e.target.display_path()).ok()?;
+    let ends = start + n as u64 == e.object.meta().size?;
+    window.truncate(n);
+    excerpt::in_window(
+        &window,
+        (at - start) as usize,
+        first_line,
+        (start == 0, ends),
+        e.edit,
+    )
 }
 
 /// The result from the plan's match offsets: the ranges between them copied
