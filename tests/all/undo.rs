@@ -365,3 +365,37 @@ fn the_journal_stays_within_its_budget_beside_large_edits() {
         assert_eq!(ws.bytes(&format!("s{n}.txt")), small(n).as_bytes());
     }
 }
+
+#[test]
+fn many_files_are_listed_up_to_fifty_and_all_reverted() {
+    let layer: Arc<TextLayer<MemoryStore>> = Arc::new(TextLayer::new(MemoryStore::default()));
+    let provider: Arc<DynProvider> = layer.clone();
+    let mut s = runtime()
+        .session(provider, SessionOptions::default())
+        .unwrap();
+    ok(call(&mut s, "checkpoint", json!({})));
+    for i in 0..60 {
+        let file = format!("f{i:02}.txt");
+        ok(call(
+            &mut s,
+            "write",
+            json!({"file_path": file, "content": "x\n"}),
+        ));
+    }
+    let listed = ok(call(&mut s, "changes", json!({})));
+    assert!(
+        listed.starts_with("Changes since checkpoint 1: 60 files."),
+        "{listed}"
+    );
+    assert_eq!(listed.matches("\nCreated ").count(), 50, "{listed}");
+    assert!(
+        listed.ends_with("\n… 10 more files changed (a revert puts every one back)."),
+        "{listed}"
+    );
+    let reverted = ok(call(&mut s, "revert", json!({})));
+    assert!(
+        reverted.starts_with("Reverted to checkpoint 1: 60 files restored, 0 left alone."),
+        "{reverted}"
+    );
+    assert!((0..60).all(|i| layer.store().get(&format!("f{i:02}.txt")).is_none()));
+}

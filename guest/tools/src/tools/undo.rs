@@ -110,7 +110,8 @@ pub(super) fn changes<P: Provider>(
         named(journal, id),
         plural(files.len() as u64, "file", "files")
     );
-    for chain in files {
+    let listed = files.len();
+    for chain in files.into_iter().take(SHOWN_FILES) {
         let first = chain[0];
         let last = chain[chain.len() - 1];
         let path = &first.path;
@@ -155,8 +156,16 @@ pub(super) fn changes<P: Provider>(
             }
         };
     }
+    if listed > SHOWN_FILES {
+        let more = plural((listed - SHOWN_FILES) as u64, "more file", "more files");
+        let _ = write!(out, "\n… {more} changed (a revert puts every one back).");
+    }
     Ok(out)
 }
+
+/// Files `changes` lists, and `revert` shows the hunks of; past them a
+/// count, or one line a file.
+const SHOWN_FILES: usize = 50;
 
 pub(super) fn revert<P: Provider>(
     session: &mut Session<P>,
@@ -180,6 +189,10 @@ pub(super) fn revert<P: Provider>(
         match revert_file(&session.provider, &changes) {
             Ok((done, record)) => {
                 restored += 1;
+                let done = match restored as usize + kept as usize > SHOWN_FILES {
+                    true => done.lines().next().unwrap_or_default().to_owned(),
+                    false => done,
+                };
                 let _ = write!(report, "\n{done}");
                 if let Some(version) = &record.after {
                     session.policy.observe(record.key.clone(), version.clone());
