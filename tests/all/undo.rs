@@ -4,13 +4,13 @@
 //! an outside writer's change left alone and reported.
 
 use crate::{Workspace, call, fails, ok, runtime};
-use dsh_fs::{DynProvider, MemoryStore, Session, SessionOptions, TextLayer};
+use dsh_fs::{DynProvider, MemoryStore, Session, SessionOptions, TextLayer, ToolResult};
 use serde_json::json;
 use std::sync::Arc;
 
 /// A workspace seen two ways: through a session, and directly (seeding,
 /// an outside writer, the bytes).
-trait Files {
+pub(crate) trait Files {
     fn put(&self, path: &str, bytes: &[u8]);
     fn get(&self, path: &str) -> Option<Vec<u8>>;
 }
@@ -45,17 +45,23 @@ fn edit(s: &mut Session, file: &str, old: &str, new: &str) -> String {
     ))
 }
 
-/// The scenario of the journal on one workspace.
-fn scenario(files: &dyn Files, provider: Arc<DynProvider>) {
+/// Runs one tool call of a session on some host.
+pub(crate) type Call<'a> = &'a mut dyn FnMut(&str, serde_json::Value) -> ToolResult;
+
+/// The scenario of the journal on one workspace, through `call`.
+pub(crate) fn scenario(files: &dyn Files, call: Call<'_>) {
     files.put("win.ini", WIN);
     files.put("notes.md", b"# Notes\n- one\n");
-    let mut s = runtime()
-        .session(provider, SessionOptions::default())
-        .unwrap();
+    fn edit(call: Call<'_>, file: &str, old: &str, new: &str) -> String {
+        ok(call(
+            "edit",
+            json!({"file_path": file, "old_string": old, "new_string": new}),
+        ))
+    }
     // Nothing before the first checkpoint is kept.
-    let none = fails(call(&mut s, "revert", json!({})), "INVALID_ARGS");
+    let none = fails(call("revert", json!({})), "INVALID_ARGS");
     assert!(none.contains("no checkpoint yet"), "{none}");
-    let start = ok(call(&mut s, "checkpoint", json!({"label": "start"})));
+    let start = ok(call("checkpoint", json!({"label": "start"})));
     assert!(
         start.starts_with("Checkpoint 1 (start) set after 0 changes."),
         "{start}"
@@ -63,17 +69,20 @@ fn scenario(files: &dyn Files, provider: Arc<DynProvider>) {
 
     // create, edit ×3, write
     ok(call(
-        &mut s,
         "write",
         json!({"file_path": "src/new.rs", "content": "fn a() {}\n"}),
     ));
-    ok(call(&mut s, "read", json!({"file_path": "win.ini"})));
-    edit(&mut s, "win.ini", "name = one", "name = two");
-    edit(&mut s, "win.ini", "size = 1", "size = 2");
-    edit(&mut s, "src/new.rs", "fn a() {}", "fn a() {}\nfn b() {}");
-    ok(call(&mut s, "read", json!({"file_path": "notes.md"})));
+    ok(call("read", json!({"file_path": "win.ini"})));
+    edit(&mut *call, "win.ini", "name = one", "name = two");
+    edit(&mut *call, "win.ini", "size = 1", "size = 2");
+    edit(
+        &mut *call,
+        "src/new.rs",
+        "fn a() {}",
+        "fn a() {}\nfn b() {}",
+    );
+    ok(call("read", json!({"file_path": "notes.md"})));
     ok(call(
-        &mut s,
         "write",
         json!({"file_path": "notes.md", "content": "# Notes\n- one\n- two\n"}),
     ));
@@ -82,17 +91,17 @@ fn scenario(files: &dyn Files, provider: Arc<DynProvider>) {
     assert_eq!(files.get("src/new.rs").unwrap(), b"fn a() {}\nfn b() {}\n");
     assert_eq!(files.get("notes.md").unwrap(), b"# Notes\n- one\n- two\n");
 
-    let mid = ok(call(&mut s, "checkpoint", json!({})));
+    let mid = ok(call("checkpoint", json!({})));
     assert!(
         mid.starts_with("Checkpoint 2 set after 5 changes."),
         "{mid}"
     );
     // edit ×2, then someone else changes notes.md
-    edit(&mut s, "win.ini", "[core]", "[main]");
-    edit(&mut s, "notes.md", "- two", "- three");
+    edit(&mut *call, "win.ini", "[core]", "[main]");
+    edit(&mut *call, "notes.md", "- two", "- three");
     files.put("notes.md", b"# Notes\n- one\n- three\n- outside\n");
 
-    let listed = ok(call(&mut s, "changes", json!({"since": 2})));
+    let listed = ok(call("changes", json!({"since": 2})));
     assert!(
         listed.starts_with("Changes since checkpoint 2: 2 files."),
         "{listed}"
@@ -108,7 +117,7 @@ fn scenario(files: &dyn Files, provider: Arc<DynProvider>) {
     );
 
     // Back to checkpoint 2: win.ini restored, notes.md left alone.
-    let back = ok(call(&mut s, "revert", json!({"to": 2})));
+    let back = ok(call("revert", json!({"to": 2})));
     assert!(
         back.starts_with("Reverted to checkpoint 2: 1 file restored, 1 left alone."),
         "{back}"
@@ -129,7 +138,7 @@ fn scenario(files: &dyn Files, provider: Arc<DynProvider>) {
     );
 
     // The revert is journaled: reverting to the point before it redoes it.
-    let redo = ok(call(&mut s, "revert", json!({"to": 3})));
+    let redo = ok(call("revert", json!({"to": 3})));
     assert!(redo.contains("Restored win.ini"), "{redo}");
     assert_eq!(
         files.get("win.ini").unwrap(),
@@ -138,7 +147,7 @@ fn scenario(files: &dyn Files, provider: Arc<DynProvider>) {
 
     // Back to the start: every byte of win.ini as it was, BOM and CRLF
     // included; the file the session created removed.
-    let first = ok(call(&mut s, "revert", json!({"to": 1})));
+    let first = ok(call("revert", json!({"to": 1})));
     assert!(first.contains("Restored win.ini"), "{first}");
     assert!(
         first.contains("Removed src/new.rs (2 lines): this session created it."),
@@ -155,31 +164,36 @@ fn scenario(files: &dyn Files, provider: Arc<DynProvider>) {
         b"# Notes\n- one\n- three\n- outside\n"
     );
     // Reverting that revert brings the created file back, byte for byte.
-    let again = ok(call(&mut s, "revert", json!({"to": 4})));
+    let again = ok(call("revert", json!({"to": 4})));
     assert!(
         again.contains("Restored src/new.rs: 2 lines added, 0 removed."),
         "{again}"
     );
     assert_eq!(files.get("src/new.rs").unwrap(), b"fn a() {}\nfn b() {}\n");
     // The session edits on without reading again: it knows what it wrote.
-    edit(&mut s, "win.ini", "size = 2", "size = 9");
+    edit(&mut *call, "win.ini", "size = 2", "size = 9");
     // Unknown checkpoints are named.
-    let bad = fails(call(&mut s, "revert", json!({"to": 99})), "INVALID_ARGS");
+    let bad = fails(call("revert", json!({"to": 99})), "INVALID_ARGS");
     assert!(bad.contains("there is no checkpoint 99"), "{bad}");
 }
 
 #[test]
 fn a_session_reverts_to_its_checkpoints_on_the_local_disk() {
     let ws = Workspace::new();
-    let provider = ws.provider();
-    scenario(&ws, provider);
+    let mut s = runtime()
+        .session(ws.provider(), SessionOptions::default())
+        .unwrap();
+    scenario(&ws, &mut |tool, args| call(&mut s, tool, args));
 }
 
 #[test]
 fn a_session_reverts_to_its_checkpoints_in_memory() {
     let layer = Arc::new(TextLayer::new(MemoryStore::default()));
     let provider: Arc<DynProvider> = layer.clone();
-    scenario(&Memory(layer), provider);
+    let mut s = runtime()
+        .session(provider, SessionOptions::default())
+        .unwrap();
+    scenario(&Memory(layer), &mut |tool, args| call(&mut s, tool, args));
 }
 
 /// A bucket prefix on moto, seen through its side door.
@@ -198,7 +212,10 @@ impl Files for Bucket {
 fn a_session_reverts_to_its_checkpoints_in_a_bucket() {
     let bucket = Bucket(crate::object_store::Bucket::new());
     let provider: Arc<DynProvider> = bucket.0.provider("ws");
-    scenario(&bucket, provider);
+    let mut s = runtime()
+        .session(provider, SessionOptions::default())
+        .unwrap();
+    scenario(&bucket, &mut |tool, args| call(&mut s, tool, args));
 }
 
 #[test]

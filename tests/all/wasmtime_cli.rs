@@ -555,3 +555,22 @@ fn the_journal_reverts_under_the_stock_cli_byte_for_byte() {
     assert_eq!(ws.bytes("win.ini"), b"\xef\xbb\xbf[main]\r\nname = two\r\n");
     cli.finish();
 }
+
+/// The journal scenario of `tests/all/undo.rs` under the stock CLI.
+#[test]
+fn the_journal_scenario_runs_under_the_stock_cli() {
+    let ws = Workspace::new();
+    let mut cli = Cli::start(&ws.root);
+    crate::undo::scenario(&ws, &mut |tool, args| {
+        let v = cli.call(tool, args);
+        dsh_fs::ToolResult {
+            text: v["text"].as_str().unwrap().to_owned(),
+            is_error: v["is_error"].as_bool().unwrap(),
+            error: v["error"].as_object().map(|e| dsh_fs::ToolError {
+                code: e["code"].as_str().unwrap().to_owned(),
+                message: e["message"].as_str().unwrap().to_owned(),
+            }),
+        }
+    });
+    cli.finish();
+}
