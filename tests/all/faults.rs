@@ -1107,10 +1107,12 @@ impl Tally {
         }
         if !why.is_empty() {
             self.violations.push(format!(
-                "{} store {mode:?}, {}, {fault} at call {k} ({at}): {why}; the answer was: {}",
+                "{} store {mode:?}, {}, {fault} at call {k} ({at}): {why}; the answer was: {:?}; \
+                 a clean run's: {:?}",
                 B::NAME,
                 sc.name,
-                first_line(&result.text),
+                &result.text[..result.text.floor_char_boundary(2000)],
+                &clean.baseline.text[..clean.baseline.text.floor_char_boundary(2000)],
             ));
         }
     }
