@@ -34,16 +34,7 @@ fn crash_child() {
         return;
     };
     let [a, _, b, _] = crash_states();
-    let provider = Arc::new(LocalProvider::new(LocalStore::new(dir).unwrap()));
-    let mut s = runtime()
-        .session(
-            provider,
-            SessionOptions {
-                observation_policy: false,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let mut s = unguarded(std::path::Path::new(&dir));
     let (a, b) = (String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
     println!("ready");
     loop {
@@ -148,16 +139,7 @@ fn revert_crash_child() {
     let Some(dir) = std::env::var_os(REVERT_CRASH_DIR) else {
         return;
     };
-    let provider = Arc::new(LocalProvider::new(LocalStore::new(dir).unwrap()));
-    let mut s = runtime()
-        .session(
-            provider,
-            SessionOptions {
-                observation_policy: false,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let mut s = unguarded(std::path::Path::new(&dir));
     println!("ready");
     loop {
         ok(call(&mut s, "checkpoint", json!({})));
@@ -224,6 +206,16 @@ fn sigkill_during_a_revert_never_tears_a_file() {
         mixed > 0,
         "no kill landed between the files' changes: {edited} edited"
     );
+}
+
+/// A session on the directory `dir` without the observation policy.
+fn unguarded(dir: &std::path::Path) -> dsh_fs::Session {
+    let provider = Arc::new(LocalProvider::new(LocalStore::new(dir).unwrap()));
+    let options = SessionOptions {
+        observation_policy: false,
+        ..Default::default()
+    };
+    runtime().session(provider, options).unwrap()
 }
 
 /// Runs the child test `name` of this binary with `env` set, waits until it

@@ -64,29 +64,8 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
     let old = args.string("old_string")?;
     let new = args.string("new_string")?;
     let replace_all = args.flag("replace_all")?;
-    if old.is_empty() {
-        return Err(ToolError::invalid_args(
-            "edit",
-            "`old_string` must not be empty (use write to create a file)",
-        ));
-    }
-    if fold_crlf(&old) == fold_crlf(&new) {
-        return Err(ToolError::invalid_args(
-            "edit",
-            "`new_string` is identical to `old_string`, so nothing would change",
-        ));
-    }
-
-    if let Some((first, last)) = numbered_like_read(&new)
-        && numbered_like_read(&old).is_none()
-    {
-        return Err(ToolError::invalid_args(
-            "edit",
-            format_args!(
-                "every line of `new_string` starts with read's line-number prefix \
-(`{first}: ` to `{last}: `); remove the `N: ` prefixes, they are not part of the file"
-            ),
-        ));
+    if let Some(what) = refusal(&old, &new) {
+        return Err(ToolError::invalid_args("edit", what));
     }
 
     let fail = |e| ToolError::from_fs(Tool::Edit, e);
@@ -152,6 +131,22 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
         out.push_str(&change.hunks);
     }
     Ok(out)
+}
+
+/// Why the replacement of `old` by `new` is refused before the file is
+/// looked at, if it is: `edit`'s checks, which `multi_edit` makes of each edit.
+pub(super) fn refusal(old: &str, new: &str) -> Option<String> {
+    if old.is_empty() {
+        return Some("`old_string` must not be empty (use write to create a file)".into());
+    }
+    if fold_crlf(old) == fold_crlf(new) {
+        return Some("`new_string` is identical to `old_string`, so nothing would change".into());
+    }
+    let (first, last) = numbered_like_read(new).filter(|_| numbered_like_read(old).is_none())?;
+    Some(format!(
+        "every line of `new_string` starts with read's line-number prefix (`{first}: ` to \
+`{last}: `); remove the `N: ` prefixes, they are not part of the file"
+    ))
 }
 
 /// The version an edit of `target` must find, from the policy; a file the

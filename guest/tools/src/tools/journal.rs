@@ -21,7 +21,7 @@ pub const DEFAULT_BUDGET: usize = 32 << 20;
 const MAX_KEPT: u64 = dsh_fs_core::STREAM_THRESHOLD;
 
 /// What a file was before a change.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(super) enum Before {
     /// Nothing was at the path: the change created the file.
     Absent,
@@ -57,7 +57,7 @@ impl Before {
 }
 
 /// One committed change.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(super) struct Change {
     /// The provider's identity of the file.
     pub key: String,
@@ -69,7 +69,7 @@ pub(super) struct Change {
 }
 
 /// A named point in the journal.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(super) struct Checkpoint {
     pub id: u32,
     pub label: String,
@@ -206,14 +206,10 @@ impl Journal {
     /// The changes after `from`, grouped by file in the order each was
     /// first changed.
     pub(super) fn since(&self, from: usize) -> Vec<Vec<&Change>> {
-        let mut files: Vec<Vec<&Change>> = Vec::new();
-        for change in &self.changes[from.min(self.changes.len())..] {
-            match files.iter_mut().find(|f| f[0].key == change.key) {
-                Some(file) => file.push(change),
-                None => files.push(vec![change]),
-            }
-        }
-        files
+        self.since_indices(from)
+            .into_iter()
+            .map(|file| file.into_iter().map(|at| &self.changes[at]).collect())
+            .collect()
     }
 }
 

@@ -9,13 +9,11 @@
 
 use super::Hints;
 use super::args::{Args, FILE_PATH, Field, Kind, Spec};
-use super::diagnose::numbered_like_read;
 use super::diff::diff;
-use super::edit::{explain_miss, guard};
+use super::edit::{explain_miss, guard, refusal};
 use super::{Session, plural};
 use crate::error::{Tool, ToolError};
 use dsh_fs_core::provider::{Provider, Resolved};
-use dsh_fs_core::text::fold_crlf;
 use dsh_fs_core::{EditRequest, EditsError, ErrorCode, MAX_IN_MEMORY_BYTES, splice};
 
 pub(super) static SPEC: Spec = Spec {
@@ -49,7 +47,13 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
     let edits = args.edits("edits")?;
     let count = edits.len();
     for (i, edit) in edits.iter().enumerate() {
-        check(edit, i + 1, count)?;
+        if let Some(what) = refusal(&edit.old_string, &edit.new_string) {
+            let n = i + 1;
+            return Err(ToolError::invalid_args(
+                "multi_edit",
+                format_args!("edit {n} of {count}: {what}"),
+            ));
+        }
     }
 
     let target = session.resolve(Tool::Edit, &path)?;
@@ -116,32 +120,6 @@ pub(super) fn run<P: Provider>(session: &mut Session<P>, json: &str) -> Result<S
         None => out.push_str(" The changed lines span more than 64 KiB: read them to check."),
     }
     Ok(out)
-}
-
-/// `edit`'s own checks of one edit, naming it: `n` of `count`.
-fn check(edit: &EditRequest, n: usize, count: usize) -> Result<(), ToolError> {
-    let invalid = |what: &str| {
-        ToolError::invalid_args("multi_edit", format_args!("edit {n} of {count}: {what}"))
-    };
-    if edit.old_string.is_empty() {
-        return Err(invalid(
-            "`old_string` must not be empty (use write to create a file)",
-        ));
-    }
-    if fold_crlf(&edit.old_string) == fold_crlf(&edit.new_string) {
-        return Err(invalid(
-            "`new_string` is identical to `old_string`, so nothing would change",
-        ));
-    }
-    if let Some((first, last)) = numbered_like_read(&edit.new_string)
-        && numbered_like_read(&edit.old_string).is_none()
-    {
-        return Err(invalid(&format!(
-            "every line of `new_string` starts with read's line-number prefix (`{first}: ` to \
-`{last}: `); remove the `N: ` prefixes, they are not part of the file"
-        )));
-    }
-    Ok(())
 }
 
 /// The file's text with `edits` applied, as the provider applied them

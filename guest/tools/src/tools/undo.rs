@@ -9,6 +9,7 @@ use super::Hints;
 use super::args::{Args, Field, Kind, Spec};
 use super::diff::{Diff, MAX_DIFF_BYTES, diff};
 use super::journal::{Before, Change, DEFAULT_BUDGET, Journal, own_run};
+use super::write::line_count;
 use super::{Session, plural};
 use crate::error::ToolError;
 use dsh_fs_core::provider::{Provider, Resolved};
@@ -62,7 +63,7 @@ pub(super) static REVERT: Spec = Spec {
     description: "Put every file this session changed since a checkpoint back as it was there, \
 one atomic write per file. A file someone else changed since is left alone and reported. Answers \
 file by file, and the checkpoint that redoes the revert.",
-    guidance: "Revert, then read before editing again.",
+    guidance: "Restored files count as read.",
     fields: &[Field {
         name: "to",
         kind: Kind::Positive { maximum: None },
@@ -358,12 +359,6 @@ fn bounded_diff(old: &str, new: &str, first_line: u64) -> Diff {
         removed: middle(old),
         hunks: format!("(over {} MiB: no line diff shown)", MAX_DIFF_BYTES >> 20),
     }
-}
-
-/// Lines as `read` counts them.
-fn line_count(text: &str) -> u64 {
-    let breaks = memchr::memchr_iter(b'\n', text.as_bytes()).count() as u64;
-    breaks + u64::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
 /// The journal and the index of checkpoint `id` (the latest when `None`).

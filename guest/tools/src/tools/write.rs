@@ -208,7 +208,7 @@ impl Current {
 }
 
 /// Lines in `text` as `read` counts them: a final newline ends the last line.
-fn line_count(text: &str) -> u64 {
+pub(super) fn line_count(text: &str) -> u64 {
     let breaks = memchr::memchr_iter(b'\n', text.as_bytes()).count() as u64;
     breaks + u64::from(!text.is_empty() && !text.ends_with('\n'))
 }
