@@ -23,4 +23,6 @@ mod component;
 pub use dsh_fs_core::provider::{Listing, Provider, Resolved, TextStream};
 pub use error::ToolError;
 pub use policy::{InMemory, Memory};
-pub use tools::{Hints, Session, ToolDefinition, ToolResult, definitions, extra_definitions};
+pub use tools::{
+    Hints, JournalKeeper, Session, ToolDefinition, ToolResult, definitions, extra_definitions,
+};

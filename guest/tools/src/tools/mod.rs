@@ -19,6 +19,7 @@ mod undo;
 mod window;
 mod write;
 
+pub use journal::JournalKeeper;
 pub use read::MAX_LINES;
 pub use window::{LineIndex, MAX_LINE_CHARS, MAX_OUTPUT_BYTES, Window};
 
@@ -128,6 +129,8 @@ pub struct Session<P> {
     journal: Option<journal::Journal>,
     /// Most bytes of old text the journal may hold; 0: no journal.
     journal_budget: usize,
+    /// Where the journal outlives the instance, when it must.
+    keeper: Option<Box<dyn JournalKeeper>>,
 }
 
 impl<P: Provider> Session<P> {
@@ -140,6 +143,7 @@ impl<P: Provider> Session<P> {
             index: Vec::new(),
             journal: None,
             journal_budget: journal::DEFAULT_BUDGET,
+            keeper: None,
         }
     }
 
@@ -152,6 +156,7 @@ impl<P: Provider> Session<P> {
             index: Vec::new(),
             journal: None,
             journal_budget: journal::DEFAULT_BUDGET,
+            keeper: None,
         }
     }
 
@@ -162,9 +167,60 @@ impl<P: Provider> Session<P> {
         self
     }
 
+    /// The session with its change journal kept by `keeper` (set the
+    /// budget first): the journal it saved last is this session's, and every
+    /// call that changes it saves it there, for a host that runs each call
+    /// in a fresh instance.
+    pub fn with_journal_keeper(mut self, keeper: Box<dyn JournalKeeper>) -> Self {
+        if self.journal_budget > 0 {
+            self.journal = keeper
+                .load()
+                .and_then(|index| journal::Journal::from_image(&index, self.journal_budget));
+        }
+        self.keeper = Some(keeper);
+        self
+    }
+
+    /// Whether the session keeps a change journal now (it starts at the
+    /// first checkpoint).
+    pub fn journaling(&self) -> bool {
+        self.journal.is_some()
+    }
+
+    /// Saves the journal with the keeper, if it has one and the journal
+    /// changed since `generation`: why it could not, if it could not.
+    fn keep_journal(&mut self, generation: Option<u64>) -> Option<String> {
+        let (Some(keeper), Some(journal)) = (self.keeper.as_mut(), self.journal.as_mut()) else {
+            return None;
+        };
+        if generation == Some(journal.generation) {
+            return None;
+        }
+        let saved = journal.image(keeper.as_mut()).and_then(|(index, live)| {
+            keeper.save(&index)?;
+            let live: Vec<&str> = live.iter().map(String::as_str).collect();
+            keeper.forget_others(&live);
+            Ok(())
+        });
+        saved.err()
+    }
+
+    /// Loads the kept texts of the journal's changes from `from` on.
+    fn load_journal_texts(&mut self, from: usize) {
+        if let (Some(keeper), Some(journal)) = (self.keeper.as_ref(), self.journal.as_mut()) {
+            journal.load_texts(from, keeper.as_ref());
+        }
+    }
+
     /// The provider this session uses.
     pub fn provider(&self) -> &P {
         &self.provider
+    }
+
+    /// Ends the session, handing its provider back (to the next session of
+    /// a host that makes one per call).
+    pub fn into_provider(self) -> P {
+        self.provider
     }
 
     /// Runs one call. Never panics on bad input: every failure is an error result.
@@ -172,6 +228,7 @@ impl<P: Provider> Session<P> {
         if arguments_json.len() > dsh_fs_core::MAX_ARGUMENT_BYTES {
             return ToolResult::err(too_large_arguments(tool, arguments_json.len()));
         }
+        let generation = self.journal.as_ref().map(|j| j.generation);
         let outcome = match tool {
             "read" => read::run(self, arguments_json),
             "write" => write::run(self, arguments_json),
@@ -184,10 +241,17 @@ impl<P: Provider> Session<P> {
             "grep" => grep::run(self, arguments_json),
             other => Err(ToolError::unknown_tool(other)),
         };
-        match outcome {
+        let mut result = match outcome {
             Ok(text) => ToolResult::ok(text),
             Err(e) => ToolResult::err(e),
+        };
+        if let Some(why) = self.keep_journal(generation) {
+            result.text.push_str(&format!(
+                "\n(Note: dsh-fs could not save the change journal ({why}); changes and revert \
+will not know of this call's changes.)"
+            ));
         }
+        result
     }
 
     /// What `target` is before a change, when the session keeps a journal;

@@ -104,6 +104,8 @@ pub(super) fn changes<P: Provider>(
 ) -> Result<String, ToolError> {
     let mut args = Args::parse(&CHANGES, json)?;
     let since = args.positive("since")?;
+    let (_, from, _) = point(session, since, "changes")?;
+    session.load_journal_texts(from);
     let (journal, from, id) = point(session, since, "changes")?;
     let files = journal.since(from);
     let mut out = format!(
@@ -152,6 +154,12 @@ pub(super) fn changes<P: Provider>(
             (Before::Unknown { why, .. }, _) => {
                 write!(out, "\nUpdated {path}; no diff: {why}.{outside}")
             }
+            (Before::Kept { .. }, _) => {
+                write!(
+                    out,
+                    "\nUpdated {path}; no diff: its old text was not loaded.{outside}"
+                )
+            }
             (_, Now::Unknown(why)) => {
                 write!(out, "\nUpdated {path}; no diff: {why}.{outside}")
             }
@@ -174,6 +182,8 @@ pub(super) fn revert<P: Provider>(
 ) -> Result<String, ToolError> {
     let mut args = Args::parse(&REVERT, json)?;
     let to = args.positive("to")?;
+    let (_, from, _) = point(session, to, "revert")?;
+    session.load_journal_texts(from);
     let (journal, from, id) = point(session, to, "revert")?;
     let label = named(journal, id);
     let journal = session.journal.as_mut().expect("a checkpoint exists");
@@ -252,6 +262,7 @@ fn revert_file<P: Provider>(provider: &P, chain: &[&Change]) -> Result<(String, 
     };
     let (before, after, shown) = match (back, &now) {
         (Before::Unknown { why, .. }, _) => return Err(format!("not undoable: {why}.")),
+        (Before::Kept { .. }, _) => return Err("not undoable: its old text was not loaded.".into()),
         (Before::Absent, None) => {
             let record = Change {
                 key: last.key.clone(),
