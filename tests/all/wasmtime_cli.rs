@@ -200,8 +200,9 @@ fn temp_leftovers(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The instances a component imports at its top level, by name; what the
-/// modules and components nested in it import is satisfied inside it.
+/// What a component imports at its top level, by name, but types (a type
+/// import is an equality a host need not supply); what the modules and
+/// components nested in it import is satisfied inside it.
 pub(crate) fn top_level_imports(wasm: &[u8]) -> Vec<String> {
     use wasmparser::{Parser, Payload};
     let (mut depth, mut names) = (0usize, Vec::new());
@@ -210,7 +211,10 @@ pub(crate) fn top_level_imports(wasm: &[u8]) -> Vec<String> {
             Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
             Payload::End(_) => depth = depth.saturating_sub(1),
             Payload::ComponentImportSection(imports) if depth == 0 => {
-                names.extend(imports.into_iter().map(|i| i.unwrap().name.name.to_owned()));
+                names.extend(imports.into_iter().map(|i| i.unwrap()).filter_map(|i| {
+                    let typed = matches!(i.ty, wasmparser::ComponentTypeRef::Type(_));
+                    (!typed).then(|| i.name.name.to_owned())
+                }));
             }
             _ => {}
         }

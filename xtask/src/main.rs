@@ -96,26 +96,37 @@ fn main() -> Result<()> {
             // named alike either way, would replace the ones `cli` and `js`
             // compose when both run at once.
             let plugin_target = target.with_file_name("guest-plugin");
-            let built = dsh_fs_build::component(
-                &workspace,
-                &plugin_target,
-                "dsh-fs-plugin",
-                &[],
-                "dsh_fs_plugin",
-            )
-            .map_err(anyhow::Error::msg)?;
-            let out = target.join("dsh_fs_plugin.wasm");
-            write(&out, &plugin::with_docs(&read(&built)?)?)?;
             let dirs: Vec<PathBuf> = std::env::args().skip(2).map(PathBuf::from).collect();
-            let (workspace, state) = match &dirs[..] {
+            let (workspace_dir, state) = match &dirs[..] {
                 [] => (Path::new("/work"), Path::new("/var/lib/dsh-fs")),
                 [w, s] => (w.as_path(), s.as_path()),
                 _ => bail!("usage: cargo xtask plugin [WORKSPACE STATE]"),
             };
-            let policy = target.join("dsh_fs_plugin.policy.yaml");
-            write(&policy, plugin::policy(workspace, state)?.as_bytes())?;
-            println!("{}", policy.display());
-            out
+            let policy = plugin::policy(workspace_dir, state)?;
+            // The undo component first: the lean one, built last, is the
+            // artifact left in the target directory.
+            let mut undo_definitions = dsh_fs_tools::definitions();
+            undo_definitions.extend(dsh_fs_tools::extra_definitions());
+            let components = [
+                ("dsh_fs_plugin_undo", &["undo"][..], undo_definitions),
+                ("dsh_fs_plugin", &[][..], dsh_fs_tools::definitions()),
+            ];
+            for (name, features, definitions) in components {
+                let built = dsh_fs_build::component(
+                    &workspace,
+                    &plugin_target,
+                    "dsh-fs-plugin",
+                    features,
+                    "dsh_fs_plugin",
+                )
+                .map_err(anyhow::Error::msg)?;
+                let docs = plugin::with_docs(&read(&built)?, &definitions)?;
+                write(&target.join(format!("{name}.wasm")), &docs)?;
+                let policy_file = target.join(format!("{name}.policy.yaml"));
+                write(&policy_file, policy.as_bytes())?;
+                println!("{}", policy_file.display());
+            }
+            target.join("dsh_fs_plugin.wasm")
         }
         Some("contract") => {
             // Its own target directory, so the text layer the JS package

@@ -1,7 +1,8 @@
-//! `cargo xtask plugin`: the `fs-plugin` component (`dsh-fs-plugin`) with
-//! the tools' own descriptions in its `package-docs` section, where plugin
-//! runtimes (wassette) find what to tell the model, and beside it a wassette
-//! policy that grants the workspace and the state directory.
+//! `cargo xtask plugin`: the `fs-plugin` component (`dsh-fs-plugin`) and
+//! the `fs-plugin-undo` one (its `undo` feature), each with the tools' own
+//! descriptions in its `package-docs` section, where plugin runtimes
+//! (wassette) find what to tell the model, and beside each a wassette policy
+//! that grants the workspace and the state directory.
 //!
 //! The descriptions are [`dsh_fs_tools::definitions`], the ones every other
 //! host serves: the WIT names the functions, the tools crate says what they do.
@@ -17,17 +18,21 @@ use wit_parser::{PackageMetadata, WorldItem, WorldKey};
 /// those of the world the component decodes to (`root:component/root`, as
 /// `wasm-tools component wit` prints it), so that tool reads them too;
 /// wassette looks a function up by name in any world.
-pub fn with_docs(component: &[u8]) -> Result<Vec<u8>> {
+/// `definitions` are the tools the component exports, `multi_edit` as
+/// `multi-edit`.
+pub fn with_docs(
+    component: &[u8],
+    definitions: &[dsh_fs_tools::ToolDefinition],
+) -> Result<Vec<u8>> {
     let DecodedWasm::Component(mut resolve, world) = wit_component::decode(component)? else {
         bail!("not a component");
     };
     let package = resolve.worlds[world]
         .package
         .context("the decoded world has a package")?;
-    let definitions = dsh_fs_tools::definitions();
     let exports = &mut resolve.worlds[world].exports;
-    for definition in &definitions {
-        let key = WorldKey::Name(definition.name.into());
+    for definition in definitions {
+        let key = WorldKey::Name(definition.name.replace('_', "-"));
         let Some(WorldItem::Function(function)) = exports.get_mut(&key) else {
             bail!("the component exports no function `{}`", definition.name);
         };
@@ -69,7 +74,12 @@ fn has_section(component: &[u8], name: &str) -> Result<bool> {
 
 /// The environment the component reads (`dsh-fs-plugin`'s settings): a
 /// policy must allow each, or wassette hides it.
-const SETTINGS: [&str; 3] = ["DSH_FS_ROOT", "DSH_FS_STATE", "DSH_FS_SESSION"];
+const SETTINGS: [&str; 4] = [
+    "DSH_FS_ROOT",
+    "DSH_FS_STATE",
+    "DSH_FS_SESSION",
+    "DSH_FS_JOURNAL_BYTES",
+];
 
 /// A wassette policy granting exactly `workspace` and `state` (read and
 /// write; wassette mounts each at its own absolute path) and the settings'

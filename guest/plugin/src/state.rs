@@ -133,15 +133,8 @@ impl DiskMemory {
         if bytes.len() as u64 > MAX_ENTRY_BYTES {
             return Err(io::Error::other("the entry is too large"));
         }
-        let nonce = RandomState::new().hash_one(SystemTime::now());
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("entry");
-        let tmp = self.dir.join(format!(".{name}.{nonce:016x}.tmp"));
         let new = !path.exists();
-        fs::write(&tmp, &bytes)?;
-        if let Err(e) = fs::rename(&tmp, &path) {
-            let _ = fs::remove_file(&tmp);
-            return Err(e);
-        }
+        replace_file(&path, &bytes)?;
         if new {
             self.prune();
         }
@@ -180,6 +173,21 @@ impl DiskMemory {
             let _ = fs::remove_file(path);
         }
     }
+}
+
+/// Puts `bytes` at `path` atomically: written beside it under a name of
+/// its own (`.NAME.NONCE.tmp`), then renamed over it. A writer's file left
+/// behind is removed by [`DiskMemory`]'s pruning once abandoned.
+pub(crate) fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let nonce = RandomState::new().hash_one(SystemTime::now());
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("entry");
+    let tmp = path.with_file_name(format!(".{name}.{nonce:016x}.tmp"));
+    fs::write(&tmp, bytes)?;
+    if let Err(e) = fs::rename(&tmp, path) {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    Ok(())
 }
 
 impl Memory for DiskMemory {

@@ -24,7 +24,31 @@ impl Setup {
             state: Some(self.state.path().into()),
             state_in_workspace: false,
             session: "default".into(),
+            journal_from_first_change: false,
+            journal_bytes: None,
         }
+    }
+
+    /// The settings of the component that offers undo.
+    fn undo(&self) -> Settings {
+        Settings {
+            journal_from_first_change: true,
+            ..self.settings()
+        }
+    }
+
+    fn call_undo(&self, tool: &str, args: serde_json::Value) -> String {
+        call(&self.undo(), tool, &args.to_string())
+    }
+
+    /// The journal's files in the state directory: (indexes, texts).
+    fn journal_files(&self) -> (usize, usize) {
+        let names: Vec<String> = fs::read_dir(self.state.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        let count = |p: &str| names.iter().filter(|n| n.starts_with(p)).count();
+        (count("journal-"), count("jtext-"))
     }
 
     fn call(&self, tool: &str, args: serde_json::Value) -> String {
@@ -174,4 +198,155 @@ fn unknown_tools_and_bad_arguments_answer_as_the_session_does() {
     );
     let bad = s.call("read", serde_json::json!({"file_path": 3}));
     assert!(bad.starts_with("INVALID_ARGS: "), "{bad}");
+}
+
+#[test]
+fn the_journal_outlives_every_call_and_starts_at_the_first_change() {
+    let s = Setup::new();
+    fs::write(s.root.path().join("a.txt"), "one\r\ntwo\r\n").unwrap();
+    // The lean component keeps nothing until a checkpoint.
+    s.call("read", serde_json::json!({"file_path": "a.txt"}));
+    assert_eq!(s.journal_files(), (0, 0));
+    let none = s.call_undo("revert", serde_json::json!({}));
+    assert!(none.starts_with("INVALID_ARGS: "), "{none}");
+
+    let edited = s.call_undo("edit", edit("one", "1"));
+    assert!(!edited.starts_with("FS_"), "{edited}");
+    assert_eq!(s.journal_files(), (1, 1));
+    let mark = s.call_undo("checkpoint", serde_json::json!({"label": "mid"}));
+    assert!(
+        mark.starts_with("Checkpoint 2 (mid) set after 1 change."),
+        "{mark}"
+    );
+    let multi = s.call_undo(
+        "multi_edit",
+        serde_json::json!({"file_path": "a.txt", "edits": [
+            {"old_string": "1", "new_string": "uno"},
+            {"old_string": "two", "new_string": "dos"},
+        ]}),
+    );
+    assert!(multi.starts_with("Edited a.txt: 2 edits"), "{multi}");
+    let listed = s.call_undo("changes", serde_json::json!({}));
+    assert!(
+        listed.contains("Updated a.txt: 2 lines added, 2 removed."),
+        "{listed}"
+    );
+    let back = s.call_undo("revert", serde_json::json!({"to": 1}));
+    assert!(
+        back.starts_with("Reverted to checkpoint 1 (session start): 1 file restored"),
+        "{back}"
+    );
+    assert_eq!(s.file("a.txt"), "one\r\ntwo\r\n");
+    let redo = s.call_undo("revert", serde_json::json!({"to": 3}));
+    assert!(redo.contains("Restored a.txt"), "{redo}");
+    assert_eq!(s.file("a.txt"), "uno\r\ndos\r\n");
+    // Each kept text once, by its bytes: the three versions a.txt had.
+    assert_eq!(s.journal_files(), (1, 3));
+    // Another session over the same state directory has no journal.
+    let other = Settings {
+        session: "other".into(),
+        ..s.undo()
+    };
+    let theirs = call(&other, "changes", "{}");
+    assert!(theirs.contains("no checkpoint yet"), "{theirs}");
+}
+
+#[test]
+fn a_lost_or_damaged_old_text_is_not_undoable_and_nothing_is_touched() {
+    let s = Setup::new();
+    fs::write(s.root.path().join("a.txt"), "one\n").unwrap();
+    fs::write(s.root.path().join("b.txt"), "bee\n").unwrap();
+    s.call_undo("read", serde_json::json!({"file_path": "a.txt"}));
+    s.call_undo("read", serde_json::json!({"file_path": "b.txt"}));
+    s.call_undo("edit", edit("one", "1"));
+    s.call_undo(
+        "edit",
+        serde_json::json!({"file_path": "b.txt", "old_string": "bee", "new_string": "B"}),
+    );
+    // One text damaged in place, the other removed.
+    let texts: Vec<_> = fs::read_dir(s.state.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("jtext-")
+        })
+        .collect();
+    assert_eq!(texts.len(), 2);
+    for path in &texts {
+        match fs::read_to_string(path).unwrap().as_str() {
+            "one\n" => fs::write(path, "onf\n").unwrap(),
+            _ => fs::remove_file(path).unwrap(),
+        }
+    }
+    let out = s.call_undo("revert", serde_json::json!({"to": 1}));
+    assert!(
+        out.starts_with(
+            "Reverted to checkpoint 1 (session start): 0 files restored, 2 left alone."
+        ),
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("not undoable: its old text is missing or damaged")
+            .count(),
+        2,
+        "{out}"
+    );
+    assert_eq!(s.file("a.txt"), "1\n");
+    assert_eq!(s.file("b.txt"), "B\n");
+}
+
+#[test]
+fn a_damaged_index_reads_as_no_journal_and_a_checkpoint_starts_anew() {
+    let s = Setup::new();
+    fs::write(s.root.path().join("a.txt"), "one\n").unwrap();
+    s.call_undo("read", serde_json::json!({"file_path": "a.txt"}));
+    s.call_undo("edit", edit("one", "1"));
+    let index = fs::read_dir(s.state.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "idx"))
+        .unwrap();
+    let whole = fs::read(&index).unwrap();
+    fs::write(&index, &whole[..whole.len() - 2]).unwrap();
+    let none = s.call_undo("changes", serde_json::json!({}));
+    assert!(none.contains("no checkpoint yet"), "{none}");
+    let mark = s.call_undo("checkpoint", serde_json::json!({}));
+    assert!(
+        mark.starts_with("Checkpoint 1 set after 0 changes."),
+        "{mark}"
+    );
+    assert_eq!(s.file("a.txt"), "1\n");
+}
+
+#[test]
+fn the_runtime_sets_the_journals_budget() {
+    let s = Setup::new();
+    fs::write(s.root.path().join("a.txt"), "one\n").unwrap();
+    let with = |bytes: &str| Settings {
+        journal_bytes: Some(bytes.into()),
+        ..s.undo()
+    };
+    let off = call(&with("0"), "checkpoint", "{}");
+    assert!(off.contains("its host turned it off"), "{off}");
+    let bad = call(&with("lots"), "checkpoint", "{}");
+    assert!(
+        bad.starts_with("INVALID_ARGS: DSH_FS_JOURNAL_BYTES=\"lots\" is not a whole number"),
+        "{bad}"
+    );
+    assert_eq!(s.journal_files(), (0, 0));
+    // Two bytes: the edit's old text is not kept, and revert says so.
+    call(&with("2"), "read", r#"{"file_path": "a.txt"}"#);
+    call(&with("2"), "edit", &edit("one", "1").to_string());
+    let back = call(&with("2"), "revert", "{}");
+    assert!(
+        back.contains(
+            "Left alone a.txt: not undoable: it was larger than the journal's whole budget"
+        ),
+        "{back}"
+    );
+    assert_eq!(s.file("a.txt"), "1\n");
 }

@@ -29,7 +29,7 @@
 #![deny(missing_docs)]
 
 mod list;
-mod lock;
+pub mod lock;
 mod meta;
 mod object;
 mod replace;

@@ -4,7 +4,8 @@
 //! every filesystem a runtime maps) and holds it from the guard's check to
 //! the rename. Instances of dsh-fs sharing the directory never interleave
 //! two commits of one file; other programs do not take it (as with the
-//! local disk's lock).
+//! local disk's lock). The plugin takes one the same way around a call
+//! that changes its session's change journal.
 
 use dsh_fs_core::{ErrorCode, FsError};
 use std::fs::{self, OpenOptions};
@@ -20,7 +21,7 @@ const ABANDONED: Duration = Duration::from_secs(30);
 
 /// A held lock; dropping it releases it.
 #[derive(Debug)]
-pub(crate) struct Held(PathBuf);
+pub struct Held(PathBuf);
 
 impl Drop for Held {
     fn drop(&mut self) {
@@ -29,13 +30,14 @@ impl Drop for Held {
 }
 
 /// The lock file of `key` under `root`, in `dir`.
-pub(crate) fn path(dir: &Path, root: &Path, key: &str) -> PathBuf {
+pub fn path(dir: &Path, root: &Path, key: &str) -> PathBuf {
     let hash = xxhash_rust::xxh3::xxh3_128(format!("{}\n{key}", root.display()).as_bytes());
     dir.join(format!("lock-{hash:032x}"))
 }
 
-/// Takes the lock at `path`, waiting for another holder up to [`WAIT`].
-pub(crate) fn take(path: PathBuf, shown: &str) -> Result<Held, FsError> {
+/// Takes the lock at `path`, waiting for another holder up to [`WAIT`];
+/// `shown` names what it guards in the error.
+pub fn take(path: PathBuf, shown: &str) -> Result<Held, FsError> {
     let start = Instant::now();
     let mut pause = Duration::from_micros(200);
     loop {

@@ -140,3 +140,65 @@ fn concurrent_instances_share_a_state_directory_without_losing_or_forging_a_read
         WORKERS * pairs
     );
 }
+
+/// Instances of one session running at once through the undo component,
+/// each changing a file of its own: the journal lock keeps every change in
+/// the journal (none saved over by another instance's save), so one revert
+/// puts every file back.
+#[test]
+fn instances_of_one_session_at_once_lose_no_change_from_its_journal() {
+    const FILES: usize = 4;
+    const EDITS: usize = 5;
+    let ws = Workspace::new();
+    let state = tempfile::tempdir().unwrap();
+    for f in 0..FILES {
+        ws.write(&format!("f{f}.txt"), "END\n");
+    }
+    let grants = Grants {
+        root: &ws.root,
+        state: Some(state.path()),
+        session: "agent",
+    };
+    let start = grants.call_undo("checkpoint", &json!({"label": "start"}));
+    assert!(start.starts_with("Checkpoint 1 (start)"), "{start}");
+    std::thread::scope(|s| {
+        for f in 0..FILES {
+            let grants = &grants;
+            s.spawn(move || {
+                let file = format!("f{f}.txt");
+                let read = grants.call_undo("read", &json!({"file_path": file}));
+                assert!(read.starts_with("File: "), "{read}");
+                for i in 0..EDITS {
+                    let edit = json!({"file_path": file, "old_string": "END", "new_string": format!("{i}\nEND")});
+                    let edited = grants.call_undo("edit", &edit);
+                    assert!(edited.starts_with("Edited "), "{file} {i}: {edited}");
+                }
+            });
+        }
+    });
+    let listed = grants.call_undo("changes", &json!({"since": 1}));
+    assert!(
+        listed.starts_with(&format!(
+            "Changes since checkpoint 1 (start): {FILES} files."
+        )),
+        "{listed}"
+    );
+    let back = grants.call_undo("revert", &json!({"to": 1}));
+    assert!(
+        back.starts_with(&format!(
+            "Reverted to checkpoint 1 (start): {FILES} files restored, 0 left alone."
+        )),
+        "{back}"
+    );
+    for f in 0..FILES {
+        assert_eq!(ws.bytes(&format!("f{f}.txt")), b"END\n");
+    }
+    // No lock and no writer's file left behind.
+    for entry in std::fs::read_dir(state.path()).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        assert!(
+            !name.starts_with("lock-") && !name.ends_with(".tmp"),
+            "{name}"
+        );
+    }
+}

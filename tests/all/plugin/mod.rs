@@ -26,19 +26,28 @@ fn component() -> &'static Path {
 /// `wasmtime compile`, so a call costs an instantiation, not a compile.
 fn precompiled() -> &'static Path {
     static CWASM: OnceLock<PathBuf> = OnceLock::new();
-    CWASM.get_or_init(|| {
-        let wasm = component();
-        let cwasm = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dsh_fs_plugin.cwasm");
-        let status = Command::new(wasmtime())
-            .arg("compile")
-            .arg(wasm)
-            .arg("-o")
-            .arg(&cwasm)
-            .status()
-            .expect("running wasmtime compile");
-        assert!(status.success(), "wasmtime compile {}", wasm.display());
-        cwasm
-    })
+    CWASM.get_or_init(|| compile(component()))
+}
+
+/// The `fs-plugin-undo` component (built beside the other), compiled.
+fn precompiled_undo() -> &'static Path {
+    static CWASM: OnceLock<PathBuf> = OnceLock::new();
+    CWASM.get_or_init(|| compile(&component().with_file_name("dsh_fs_plugin_undo.wasm")))
+}
+
+/// `wasm` compiled by `wasmtime compile` into the test's scratch directory.
+fn compile(wasm: &Path) -> PathBuf {
+    let name = wasm.file_stem().unwrap().to_str().unwrap();
+    let cwasm = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.cwasm"));
+    let status = Command::new(wasmtime())
+        .arg("compile")
+        .arg(wasm)
+        .arg("-o")
+        .arg(&cwasm)
+        .status()
+        .expect("running wasmtime compile");
+    assert!(status.success(), "wasmtime compile {}", wasm.display());
+    cwasm
 }
 
 /// The parameters of each exported function, in order, as the tool's JSON
@@ -50,12 +59,17 @@ fn parameters(tool: &str) -> &'static [&'static str] {
         "edit" => &["file_path", "old_string", "new_string", "replace_all"],
         "glob" => &["pattern", "path"],
         "grep" => &["pattern", "path", "include"],
+        "multi_edit" => &["file_path", "edits"],
+        "checkpoint" => &["label"],
+        "changes" => &["since"],
+        "revert" => &["to"],
         other => panic!("no function {other}"),
     }
 }
 
 /// The WAVE call of `tool` with the JSON arguments `args`: required
-/// parameters first-class, optional ones `some(…)` or `none`.
+/// parameters first-class, optional ones `some(…)` or `none`; `edits` a
+/// list of `text-edit` records.
 pub(crate) fn wave_call(tool: &str, args: &Value) -> String {
     let required = [
         "file_path",
@@ -63,25 +77,45 @@ pub(crate) fn wave_call(tool: &str, args: &Value) -> String {
         "old_string",
         "new_string",
         "pattern",
+        "edits",
     ];
     let values: Vec<String> = parameters(tool)
         .iter()
-        .map(|name| {
-            let value = match &args[*name] {
-                Value::Null => return "none".to_owned(),
-                Value::String(s) => wasm_wave::to_string(&Wave::make_string(s.into())).unwrap(),
-                Value::Bool(b) => b.to_string(),
-                Value::Number(n) => n.to_string(),
-                other => panic!("no WAVE for {other}"),
-            };
-            if required.contains(name) {
-                value
-            } else {
-                format!("some({value})")
-            }
-        })
+        .map(|name| wave_value(name, &args[*name], required.contains(name)))
         .collect();
-    format!("{tool}({})", values.join(", "))
+    format!("{}({})", tool.replace('_', "-"), values.join(", "))
+}
+
+/// `value` of the parameter or field `name` in WAVE.
+fn wave_value(name: &str, value: &Value, required: bool) -> String {
+    let value = match value {
+        Value::Null => return "none".to_owned(),
+        Value::String(s) => wasm_wave::to_string(&Wave::make_string(s.into())).unwrap(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::Array(edits) if name == "edits" => {
+            let records: Vec<String> = edits
+                .iter()
+                .map(|edit| {
+                    let fields: Vec<String> = ["old_string", "new_string", "replace_all"]
+                        .iter()
+                        .map(|f| {
+                            let v = wave_value(f, &edit[*f], *f != "replace_all");
+                            format!("{}: {v}", f.replace('_', "-"))
+                        })
+                        .collect();
+                    format!("{{{}}}", fields.join(", "))
+                })
+                .collect();
+            format!("[{}]", records.join(", "))
+        }
+        other => panic!("no WAVE for {other}"),
+    };
+    if required {
+        value
+    } else {
+        format!("some({value})")
+    }
 }
 
 /// The grants of one plugin call: the workspace, the state directory and
@@ -95,6 +129,15 @@ pub(crate) struct Grants<'a> {
 impl Grants<'_> {
     /// One `wasmtime run --invoke` of `tool` with `args`: its answer.
     pub(crate) fn call(&self, tool: &str, args: &Value) -> String {
+        self.invoke(precompiled(), tool, args)
+    }
+
+    /// The same call of the `fs-plugin-undo` component.
+    pub(crate) fn call_undo(&self, tool: &str, args: &Value) -> String {
+        self.invoke(precompiled_undo(), tool, args)
+    }
+
+    fn invoke(&self, component: &Path, tool: &str, args: &Value) -> String {
         let mut cmd = Command::new(wasmtime());
         cmd.arg("run")
             .arg("--allow-precompiled")
@@ -111,7 +154,7 @@ impl Grants<'_> {
         let out = cmd
             .arg("--invoke")
             .arg(wave_call(tool, args))
-            .arg(precompiled())
+            .arg(component)
             .output()
             .expect("running wasmtime");
         let stdout = String::from_utf8(out.stdout).unwrap();

@@ -15,6 +15,9 @@ Run by tests/all/plugin/wassette.rs with one argument, a JSON object:
   tools_text   the tools as the README shows them (`name(param: type, …)`)
   scratch      a scratch directory: the workspace of `dsh-fs mcp`, wassette's secrets
   env          more environment for wassette (SSL_CERT_FILE for a local registry)
+  undo         (optional) true for the fs-plugin-undo component: the scenario goes on
+               with multi-edit, checkpoint, changes and revert, against `dsh-fs mcp
+               --extra-tools` with the same tools
 Prints one line per call; exits non-zero on the first difference.
 """
 
@@ -33,6 +36,7 @@ from mcp.client.stdio import StdioServerParameters
 mcp.client.stdio.PROCESS_TERMINATION_TIMEOUT = 0.2
 
 TOOLS = ["edit", "glob", "grep", "read", "write"]
+EXTRA = ["multi_edit", "checkpoint", "changes", "revert"]
 
 # Each function's parameters, as the tool's JSON names; wassette takes them
 # in kebab-case, every one present (an option as null).
@@ -42,6 +46,10 @@ PARAMETERS = {
     "edit": ["file_path", "old_string", "new_string", "replace_all"],
     "glob": ["pattern", "path"],
     "grep": ["pattern", "path", "include"],
+    "multi_edit": ["file_path", "edits"],
+    "checkpoint": ["label"],
+    "changes": ["since"],
+    "revert": ["to"],
 }
 
 APP = "def main():\n    print('hello')\n"
@@ -66,6 +74,40 @@ def scenario():
     ]
 
 
+def undo_scenario():
+    """The scenario, then the undo tools' calls."""
+    edits = lambda second: {"file_path": "app.py", "edits": [
+        {"old_string": "def main", "new_string": "def run"},
+        {"old_string": second, "new_string": "x = 0", "replace_all": True},
+    ]}
+    return scenario() + [
+        ("checkpoint", {"label": "before the rename"}),
+        ("read", {"file_path": "app.py"}),
+        ("multi_edit", edits("print('nothing')")),
+        ("multi_edit", edits("log")),
+        ("changes", {}),
+        ("revert", {"to": 1}),
+        ("changes", {"since": 1}),
+        ("revert", {}),
+    ]
+
+
+def wassette_name(tool):
+    """The tool wassette makes of the function (`multi-edit`)."""
+    return tool.replace("_", "-")
+
+
+def wassette_args(tool, args):
+    """`args` as wassette takes them: kebab-case, every parameter and
+    field present (an option as null)."""
+    def value(name, v):
+        if name == "edits":
+            fields = ["old_string", "new_string", "replace_all"]
+            return [{f.replace("_", "-"): e.get(f) for f in fields} for e in v]
+        return v
+    return {p.replace("_", "-"): value(p, args.get(p)) for p in PARAMETERS[tool]}
+
+
 def prepare(ws):
     """The scenario's files in `ws`, and a secret beside it, out of reach."""
     ws.mkdir(parents=True, exist_ok=True)
@@ -84,7 +126,7 @@ def render(tools):
         return schema.get("type", "?")
     return "\n".join(
         f"{name}({', '.join(f'{p}: {kind(s)}' for p, s in tools[name].input_schema['properties'].items())})"
-        for name in PARAMETERS
+        for name in PARAMETERS if name in tools
     )
 
 
@@ -95,12 +137,15 @@ def code(text, is_error):
     return "OK"
 
 
-async def run_mcp(dsh_fs, ws):
-    server = StdioServerParameters(command=dsh_fs, args=["mcp", "--root", str(ws)], env={})
+async def run_mcp(dsh_fs, ws, steps, extra):
+    args = ["mcp", "--root", str(ws)]
+    if extra:
+        args += ["--extra-tools", ",".join(extra)]
+    server = StdioServerParameters(command=dsh_fs, args=args, env={})
     answers = []
     async with Client(server) as client:
         listed = {t.name: t.description for t in (await client.list_tools()).tools}
-        for step in scenario():
+        for step in steps:
             if step[0] == "outside":
                 (ws / step[1]).write_text(step[2])
                 continue
@@ -110,7 +155,7 @@ async def run_mcp(dsh_fs, ws):
     return listed, answers
 
 
-async def run_wassette(config, ws, state):
+async def run_wassette(config, ws, state, steps, tools):
     scratch = pathlib.Path(config["scratch"])
     components = pathlib.Path(config["home"]) / ".local/share/wassette/components"
     components.mkdir(parents=True, exist_ok=True)
@@ -130,19 +175,21 @@ async def run_wassette(config, ws, state):
         assert not loaded.is_error, loaded.content[0].text
         policy = (components / f"{config['component_id']}.policy.yaml").read_text()
         assert policy == config["expect_policy"], policy
-        listed = {t.name: t for t in (await client.list_tools()).tools if t.name in TOOLS}
-        assert render(listed) == config["tools_text"], render(listed)
+        named = {wassette_name(t): t for t in tools}
+        listed = {named[t.name]: t for t in (await client.list_tools()).tools if t.name in named}
+        # The five the README shows; the undo tools' parameters below.
+        five = {n: t for n, t in listed.items() if n in TOOLS}
+        assert render(five) == config["tools_text"], render(five)
         for name, tool in listed.items():
             props = tool.input_schema["properties"]
             assert list(props) == [p.replace("_", "-") for p in PARAMETERS[name]], props
-        for step in scenario():
+        for step in steps:
             if step[0] == "outside":
                 (ws / step[1]).write_text(step[2])
                 continue
             tool, args = step
             # Every parameter present: wassette refuses an absent one.
-            wargs = {p.replace("_", "-"): args.get(p) for p in PARAMETERS[tool]}
-            result = await client.call_tool(tool, wargs)
+            result = await client.call_tool(wassette_name(tool), wassette_args(tool, args))
             text = result.content[0].text
             # A plain string return: the text is the answer; wassette sets
             # isError only for its own failures.
@@ -161,12 +208,16 @@ async def main(config):
     plugin_ws = prepare(pathlib.Path(config["root"]))
     state = pathlib.Path(config["state"])
     state.mkdir(parents=True, exist_ok=True)
-    ours, expected = await run_mcp(config["dsh_fs"], mcp_ws)
-    theirs, got = await run_wassette(config, plugin_ws, state)
-    assert sorted(theirs) == TOOLS, sorted(theirs)
-    for name in TOOLS:
+    undo = config.get("undo", False)
+    steps = undo_scenario() if undo else scenario()
+    extra = EXTRA if undo else []
+    tools = TOOLS + extra
+    ours, expected = await run_mcp(config["dsh_fs"], mcp_ws, steps, extra)
+    theirs, got = await run_wassette(config, plugin_ws, state, steps, tools)
+    assert sorted(theirs) == sorted(tools), sorted(theirs)
+    for name in tools:
         assert theirs[name] == ours[name], (name, theirs[name], ours[name])
-    calls = [s for s in scenario() if s[0] != "outside"]
+    calls = [s for s in steps if s[0] != "outside"]
     for (tool, args), want, have in zip(calls, expected, got):
         print(json.dumps({"tool": tool, "args": args, "code": have[1]}))
         assert have == want, f"{tool} {args}:\nwassette: {have}\ndsh-fs mcp: {want}"
@@ -174,10 +225,14 @@ async def main(config):
     for name in ["app.py", "notes.md", "src/new.py"]:
         assert (plugin_ws / name).read_bytes() == (mcp_ws / name).read_bytes(), name
     codes = [c for _, c in got]
-    assert codes == [
+    assert codes[:12] == [
         "OK", "OK", "FS_STALE_VERSION", "OK", "OK", "FS_NOT_OBSERVED", "FS_SANDBOX_DENIED",
         "OK", "OK", "OK", "OK", "FS_NOT_FOUND",
     ], codes
+    if undo:
+        assert codes[12:] == ["OK", "OK", "FS_EDIT_NOT_FOUND"] + ["OK"] * 5, codes
+        reverted = got[17][0]
+        assert reverted.startswith("Reverted to checkpoint 1 (session start): 2 files"), reverted
 
 
 if __name__ == "__main__":

@@ -136,7 +136,13 @@ impl ReadmeSetup {
     /// wassette loads `source` (its id `component_id`) and serves the
     /// scenario of `wassette.py` against `dsh-fs mcp`.
     fn serve(&self, source: &str, component_id: &str, env: serde_json::Value) {
+        self.serve_with(source, component_id, env, false);
+    }
+
+    /// [`ReadmeSetup::serve`], with the undo tools when `undo`.
+    fn serve_with(&self, source: &str, component_id: &str, env: serde_json::Value, undo: bool) {
         drive(json!({
+            "undo": undo,
             "wassette": venv("wassette-run"),
             "dsh_fs": env!("CARGO_BIN_EXE_dsh-fs"),
             "source": source,
@@ -157,6 +163,25 @@ fn wassette_serves_the_plugin_from_a_file_as_dsh_fs_mcp_serves_the_tools() {
     let setup = ReadmeSetup::run();
     let source = format!("file://{}", component().display());
     setup.serve(&source, "dsh_fs_plugin", json!({}));
+}
+
+/// The `fs-plugin-undo` component, loaded beside the README's setup with
+/// the same policy: the scenario goes on with
+/// `multi-edit`, `checkpoint`, `changes` and `revert`, call by call as
+/// `dsh-fs mcp --extra-tools` answers them, the journal kept in the state
+/// directory between wassette's fresh instances.
+#[test]
+fn wassette_serves_the_undo_plugin_as_dsh_fs_mcp_serves_the_extra_tools() {
+    let setup = ReadmeSetup::run();
+    let undo = component().with_file_name("dsh_fs_plugin_undo.wasm");
+    let components = setup.home.join(".local/share/wassette/components");
+    std::fs::write(
+        components.join("dsh_fs_plugin_undo.policy.yaml"),
+        policy(&setup.root, &setup.state),
+    )
+    .unwrap();
+    let source = format!("file://{}", undo.display());
+    setup.serve_with(&source, "dsh_fs_plugin_undo", json!({}), true);
 }
 
 #[test]
