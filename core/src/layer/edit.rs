@@ -96,6 +96,10 @@ fn in_memory<S: ByteStore, N: Shortcuts<S>>(mut e: Edit<'_, S, N>) -> Result<Edi
     plan.write_to(&mut out.writer)
         .map_err(|err| out.error(err))?;
     let hash = out.finish()?;
+    // Closed before the commit: the replacement's handle is then the last
+    // on the replaced file, and the store may release it off the answer's
+    // path (freeing a large file's blocks costs a local disk a while).
+    drop(e.object);
     let after = e.replace.commit(Guard::Unchanged(&token))?;
     let text = &bytes[text::bom_len(&bytes)..];
     Ok(EditOutcome {
@@ -155,6 +159,7 @@ pub(super) fn apply_all<S: ByteStore>(
         .write_all(&current)
         .map_err(|err| out.error(err))?;
     let hash = out.finish()?;
+    drop(object);
     let after = replace.commit(Guard::Unchanged(&token))?;
     let base = text::bom_len(&original);
     let (old, new) = (&original[base..], &current[base..]);
@@ -283,6 +288,7 @@ fn write_streamed<S: ByteStore, N: Shortcuts<S>>(
         (None, None) => splice_again(&mut e, &plan)?,
     };
     let token = e.object.meta().token.clone();
+    drop(e.object);
     let after = e.replace.commit(Guard::Unchanged(&token))?;
     Ok(EditOutcome {
         replacements: u32::try_from(plan.replacements).unwrap_or(u32::MAX),

@@ -401,6 +401,12 @@ impl Replace for LocalReplace {
         self.put_in_place(guard)?;
         self.created.keep();
         let _ = rustix::fs::fsync(&self.dir);
+        // The replaced file is unlinked: the last close of it frees its
+        // blocks (a third of a 1 MiB edit's time here, with online discard),
+        // done off the answer's path.
+        if let Some((replaced, _)) = self.original.take() {
+            close_later(replaced);
+        }
         let out = self.out.as_ref().expect("put in place");
         let st = rustix::fs::fstat(out).map_err(|e| self.fail(e))?;
         Ok(stat_token(&st))
@@ -462,6 +468,27 @@ impl Drop for LocalReplace {
         if let Some(named) = &self.tmp {
             let _ = rustix::fs::unlinkat(&self.dir, named, AtFlags::empty());
         }
+    }
+}
+
+/// Closes `file` on a thread of its own (one per process, made on first
+/// use), or here if that thread cannot be made. Only for a handle whose
+/// close has nothing to report: a file read from, or one replaced.
+fn close_later(file: File) {
+    use std::sync::OnceLock;
+    use std::sync::mpsc::{Sender, channel};
+    static CLOSER: OnceLock<Option<Sender<File>>> = OnceLock::new();
+    let closer = CLOSER.get_or_init(|| {
+        let (send, receive) = channel::<File>();
+        std::thread::Builder::new()
+            .name("dsh-fs-close".into())
+            .spawn(move || receive.into_iter().for_each(drop))
+            .ok()
+            .map(|_| send)
+    });
+    // A send that fails hands the file back, dropped here.
+    if let Some(send) = closer {
+        let _ = send.send(file);
     }
 }
 
