@@ -264,15 +264,19 @@ fn memchr_newline(buf: &[u8]) -> Option<usize> {
 
 /// Serves requests from `input` until its end: each non-blank line is parsed
 /// and, when well formed, run through `execute(tool, arguments_json)`; each
-/// reply is written as one line and flushed at once, so a client may wait for
-/// a result before sending the next request. Fails only when reading
-/// `input` or writing `output` fails. A line over [`MAX_LINE_BYTES`]
-/// is answered with `INVALID_ARGS` and skipped without being held.
+/// reply is written as one line. Replies are flushed whenever no whole
+/// request is waiting in the input buffer, so a client may wait for a result
+/// before sending the next request, and a client that sends many at once
+/// gets their replies in as few writes. Fails only when reading `input` or
+/// writing `output` fails. A line over [`MAX_LINE_BYTES`] is answered with
+/// `INVALID_ARGS` and skipped without being held.
 pub fn serve(
-    mut input: impl BufRead,
-    mut output: impl Write,
+    input: impl Read,
+    output: impl Write,
     mut execute: impl FnMut(&str, &str) -> Reply,
 ) -> io::Result<()> {
+    let mut input = io::BufReader::with_capacity(64 << 10, input);
+    let mut output = io::BufWriter::with_capacity(64 << 10, output);
     let mut line = Vec::new();
     let mut number = 0u64;
     loop {
@@ -283,7 +287,7 @@ pub fn serve(
             .read_until(b'\n', &mut line)?
             == 0
         {
-            return Ok(());
+            return output.flush();
         }
         number += 1;
         let over = line.len() as u64 > MAX_LINE_BYTES && line.last() != Some(&b'\n');
@@ -313,12 +317,13 @@ pub fn serve(
                 },
             }
         };
-        // One write per reply: stdout's LineWriter sends a reply longer than
-        // its buffer straight through, and then the newline on its own.
         let mut json = reply.to_json();
         json.push('\n');
         output.write_all(json.as_bytes())?;
-        output.flush()?;
+        // Held while a whole request waits: the next reply joins it.
+        if memchr_newline(input.buffer()).is_none() {
+            output.flush()?;
+        }
     }
 }
 
