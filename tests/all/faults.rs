@@ -21,7 +21,7 @@
 //! only a fixed subset of the k runs (see [`ks`], [`sampled_out`]);
 //! `DSH_FS_FAULTS_FULL=1` runs every k.
 
-mod proxy;
+pub(crate) mod proxy;
 
 use self::proxy::{HTTP_FAULTS, HttpFault};
 use crate::{call, code, runtime};

@@ -343,9 +343,13 @@ fn client(bucket: &str) -> Arc<dyn ObjectStore> {
 }
 
 fn s3_client(bucket: &str) -> AmazonS3 {
+    s3_client_at(bucket, &Moto::shared().endpoint())
+}
+
+fn s3_client_at(bucket: &str, endpoint: &str) -> AmazonS3 {
     dsh_fs::provider::install_crypto();
     AmazonS3Builder::new()
-        .with_endpoint(Moto::shared().endpoint())
+        .with_endpoint(endpoint)
         .with_allow_http(true)
         .with_region("us-east-1")
         .with_bucket_name(bucket)
@@ -404,6 +408,59 @@ fn large_objects_stream_in_bounded_ranges() {
             .unwrap()
             .ends_with(b"line   399999 \xE2\x9C\x93 some text\nlast some text\n")
     );
+}
+
+#[test]
+fn a_pass_over_a_large_object_is_two_gets() {
+    // The first read hashes the whole object and the edit scans it for the
+    // old string: each pass is one ranged GET and then one streamed GET of
+    // the rest (not one GET per 8 MiB range), and the edit's unchanged
+    // ranges are copied by the server. Counted at a proxy of this test's own.
+    let bucket = Bucket::new();
+    let text = numbered(1_000_000);
+    assert!(text.len() > 3 * (8 << 20), "{} bytes", text.len());
+    bucket.put("ws/big.txt", text.as_bytes());
+    let proxy = crate::faults::proxy::Proxy::new();
+    let p = Arc::new(ObjectStoreProvider::new(
+        BucketStore::s3(s3_client_at(&bucket.name, &proxy.endpoint()), "ws").unwrap(),
+    ));
+    let mut session = crate::runtime()
+        .session(p, SessionOptions::default())
+        .unwrap();
+    let gets = |requests: &[String]| requests.iter().filter(|r| r.starts_with("GET ")).count();
+
+    proxy.arm(None, None);
+    let read = ok(call(
+        &mut session,
+        "read",
+        json!({"file_path": "big.txt", "offset": 500_000, "limit": 1}),
+    ));
+    let seen = proxy.disarm();
+    assert!(
+        read.contains("500000: line   500000 ✓ some text\n"),
+        "{read}"
+    );
+    assert_eq!(gets(&seen.requests), 2, "{:?}", seen.requests);
+
+    proxy.arm(None, None);
+    ok(call(
+        &mut session,
+        "edit",
+        json!({"file_path": "big.txt", "old_string": "line   500000 ✓", "new_string": "middle"}),
+    ));
+    let seen = proxy.disarm();
+    eprintln!("the edit's requests: {:?}", seen.requests);
+    // The scan for the old string (the first range, then the rest
+    // streamed) and the bytes that fill the part after the new line; the
+    // long unchanged ranges before and after are copied by the server.
+    assert!(gets(&seen.requests) <= 3, "{:?}", seen.requests);
+    assert!(seen.requests.len() <= 12, "{:?}", seen.requests);
+    let expected = text.replacen("line   500000 ✓", "middle", 1);
+    assert!(
+        bucket.get("ws/big.txt").unwrap() == expected.as_bytes(),
+        "the edited object differs"
+    );
+    assert_eq!(bucket.open_uploads(), 0);
 }
 
 #[test]

@@ -287,6 +287,7 @@ impl Replace for BucketReplace {
         } else if len < MIN_PART_BYTES {
             return copy_through(self, from, at, len);
         }
+        from.end_stream();
         while at < end {
             let rest = end - at;
             let take = if rest > MAX_COPY_PART_BYTES {

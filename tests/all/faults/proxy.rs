@@ -14,7 +14,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 /// What the k-th request gets instead of a faithful relay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum HttpFault {
+pub(crate) enum HttpFault {
     /// `503 SlowDown`, answered without sending the request on: S3's "not
     /// processed, try again".
     SlowDown503,
@@ -45,9 +45,9 @@ pub(super) const HTTP_FAULTS: [HttpFault; 6] = [
 
 /// What one armed call saw.
 #[derive(Debug, Default)]
-pub(super) struct Seen {
+pub(crate) struct Seen {
     /// Requests while armed, as `METHOD path?query`, in arrival order.
-    pub(super) requests: Vec<String>,
+    pub(crate) requests: Vec<String>,
     /// The request the fault fired at.
     pub(super) fired: Option<String>,
     /// What went wrong in the proxy itself (a test bug, never the store's).
@@ -64,7 +64,7 @@ struct Plan {
 }
 
 /// The shared proxy of this test binary, in front of the shared moto.
-pub(super) struct Proxy {
+pub(crate) struct Proxy {
     addr: SocketAddr,
     plan: Arc<Mutex<Plan>>,
     _runtime: tokio::runtime::Runtime,
@@ -79,14 +79,18 @@ const MAX_HEAD: usize = 64 << 10;
 impl Proxy {
     pub(super) fn shared() -> &'static Proxy {
         static PROXY: OnceLock<Proxy> = OnceLock::new();
-        PROXY.get_or_init(|| {
-            let upstream = crate::object_store::Moto::shared().endpoint();
-            let upstream: SocketAddr = upstream
-                .strip_prefix("http://")
-                .and_then(|a| a.parse().ok())
-                .expect("moto listens on http://127.0.0.1:PORT");
-            Proxy::start(upstream)
-        })
+        PROXY.get_or_init(Proxy::new)
+    }
+
+    /// A proxy of its own in front of the shared moto (to count one test's
+    /// requests while the sweep arms the shared one).
+    pub(crate) fn new() -> Proxy {
+        let upstream = crate::object_store::Moto::shared().endpoint();
+        let upstream: SocketAddr = upstream
+            .strip_prefix("http://")
+            .and_then(|a| a.parse().ok())
+            .expect("moto listens on http://127.0.0.1:PORT");
+        Proxy::start(upstream)
     }
 
     fn start(upstream: SocketAddr) -> Proxy {
@@ -133,13 +137,13 @@ impl Proxy {
     }
 
     /// The endpoint URL to give a client.
-    pub(super) fn endpoint(&self) -> String {
+    pub(crate) fn endpoint(&self) -> String {
         format!("http://{}", self.addr)
     }
 
     /// Counts the requests from now on and spoils the k-th (1-based) with
     /// `fault`; a held answer is relayed at `hold_until`.
-    pub(super) fn arm(&self, fault: Option<(HttpFault, usize)>, hold_until: Option<Instant>) {
+    pub(crate) fn arm(&self, fault: Option<(HttpFault, usize)>, hold_until: Option<Instant>) {
         *lock(&self.plan) = Plan {
             armed: true,
             fault,
@@ -149,7 +153,7 @@ impl Proxy {
     }
 
     /// Stops counting; what the armed call sent.
-    pub(super) fn disarm(&self) -> Seen {
+    pub(crate) fn disarm(&self) -> Seen {
         std::mem::take(&mut *lock(&self.plan)).seen
     }
 }
