@@ -35,6 +35,7 @@ fn main() {
                 shipped.display()
             )
         });
+        embed(&out);
         precompile(&out);
         println!(
             "cargo:rustc-env=DSH_FS_COMPONENT_PATH={}",
@@ -70,6 +71,7 @@ fn main() {
     };
     let wasm = build("dsh-fs-tools", "dsh_fs_tools");
     std::fs::copy(&wasm, out.join("dsh_fs_tools.wasm")).expect("copying the component");
+    embed(&out);
     precompile(&out);
     println!("cargo:rustc-env=DSH_FS_COMPONENT_PATH={}", wasm.display());
     // The text layer component is loaded from where it was built, by tests only.
@@ -102,6 +104,21 @@ const COMPILE_FLAGS: &[&str] = &[
     "epoch-interruption=y,gc-support=n,gc=n,exceptions=n,function-references=n,threads=n,\
      stack-switching=n",
 ];
+
+/// Writes `dsh_fs_tools.wasm.deflate` in `out`, the form the crate embeds,
+/// and passes the component's content hash (xxh3-128, as
+/// `dsh_fs_core::text::content_hash` takes it) to the crate as
+/// `DSH_FS_COMPONENT_HASH`.
+fn embed(out: &std::path::Path) {
+    let wasm = std::fs::read(out.join("dsh_fs_tools.wasm")).expect("reading the component");
+    let deflated = miniz_oxide::deflate::compress_to_vec(&wasm, 9);
+    std::fs::write(out.join("dsh_fs_tools.wasm.deflate"), deflated)
+        .expect("writing the deflated component");
+    println!(
+        "cargo:rustc-env=DSH_FS_COMPONENT_HASH={:032x}",
+        xxhash_rust::xxh3::xxh3_128(&wasm)
+    );
+}
 
 /// Writes `dsh_fs_tools.cwasm` in `out`: `dsh_fs_tools.wasm` compiled for
 /// this machine by the wasmtime CLI (`$DSH_FS_WASMTIME`, else `wasmtime` on

@@ -59,7 +59,7 @@ pub use provider::{
 #[doc = concat!("```\n", include_str!("../examples/embed.rs"), "```")]
 pub struct EmbeddingExample;
 
-pub use runtime::{COMPONENT, COMPONENT_PATH, ComponentOrigin, Limits, Runtime, RuntimeBuilder};
+pub use runtime::{COMPONENT_PATH, ComponentOrigin, Limits, Runtime, RuntimeBuilder, component};
 pub use session::{
     DEFAULT_JOURNAL_BYTES, Session, SessionOptions, ToolDefinition, ToolError, ToolHints,
     ToolResult,
