@@ -138,9 +138,7 @@ impl RuntimeBuilder {
         };
 
         let mut linker = Linker::<HostState>::new(&engine);
-        // Rust's wasm32-wasip2 std imports wasi:cli and wasi:io; they are
-        // linked against an empty WasiCtx, which grants nothing.
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        add_wasi(&mut linker)?;
         FsTools::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |s| s)?;
         let pre = FsToolsPre::new(linker.instantiate_pre(&component)?)?;
         Ok(Runtime {
@@ -150,6 +148,43 @@ impl RuntimeBuilder {
             origin,
         })
     }
+}
+
+/// The WASI that Rust's wasm32-wasip2 std imports (the CLI's environment,
+/// exit and standard streams, the clocks, the random seed of its hash maps,
+/// and the streams and polls they use), over an empty `WasiCtx`, which
+/// grants nothing. The component imports nothing else, so the filesystem
+/// and sockets are not linked at all (nor built into the binary).
+fn add_wasi(l: &mut Linker<HostState>) -> Result<()> {
+    use wasmtime_wasi::cli::{WasiCli, WasiCliView};
+    use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView};
+    use wasmtime_wasi::p2::bindings::{cli, clocks, random, sync::io};
+    use wasmtime_wasi::random::{WasiRandom, WasiRandomView};
+    use wasmtime_wasi::{ResourceTable, WasiView};
+    struct Table;
+    impl wasmtime::component::HasData for Table {
+        type Data<'a> = &'a mut ResourceTable;
+    }
+    type T = HostState;
+    io::error::add_to_linker::<T, Table>(l, |t| t.ctx().table)?;
+    io::poll::add_to_linker::<T, Table>(l, |t| t.ctx().table)?;
+    io::streams::add_to_linker::<T, Table>(l, |t| t.ctx().table)?;
+    clocks::wall_clock::add_to_linker::<T, WasiClocks>(l, T::clocks)?;
+    clocks::monotonic_clock::add_to_linker::<T, WasiClocks>(l, T::clocks)?;
+    random::random::add_to_linker::<T, WasiRandom>(l, T::random)?;
+    random::insecure::add_to_linker::<T, WasiRandom>(l, T::random)?;
+    random::insecure_seed::add_to_linker::<T, WasiRandom>(l, T::random)?;
+    cli::exit::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::environment::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::stdin::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::stdout::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::stderr::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::terminal_input::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::terminal_output::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::terminal_stdin::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::terminal_stdout::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    cli::terminal_stderr::add_to_linker::<T, WasiCli>(l, T::cli)?;
+    Ok(())
 }
 
 /// An engine with the settings the component was compiled for, and its
