@@ -455,6 +455,17 @@ fn a_pass_over_a_large_object_is_two_gets() {
     // long unchanged ranges before and after are copied by the server.
     assert!(gets(&seen.requests) <= 3, "{:?}", seen.requests);
     assert!(seen.requests.len() <= 12, "{:?}", seen.requests);
+    // One part of new bytes (the new line and what fills its part); the
+    // ranges before and after it are copies (presigned `UploadPartCopy`),
+    // the one after joined from the chunks the scan copied as it went.
+    let parts = |copied: bool| {
+        seen.requests
+            .iter()
+            .filter(|r| r.starts_with("PUT ") && r.contains("partNumber="))
+            .filter(|r| r.contains("X-Amz-Signature=") == copied)
+            .count()
+    };
+    assert_eq!((parts(false), parts(true)), (1, 2), "{:?}", seen.requests);
     let expected = text.replacen("line   500000 ✓", "middle", 1);
     assert!(
         bucket.get("ws/big.txt").unwrap() == expected.as_bytes(),

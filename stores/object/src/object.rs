@@ -74,6 +74,26 @@ impl BucketObject {
         }
     }
 
+    /// Another reader of this same version, with nothing fetched yet.
+    pub(super) fn reopen(&self) -> BucketObject {
+        BucketObject {
+            shared: self.shared.clone(),
+            loc: self.loc.clone(),
+            shown: self.shown.clone(),
+            meta: self.meta.clone(),
+            e_tag: self.e_tag.clone(),
+            version: self.version.clone(),
+            ahead: Bytes::new(),
+            ahead_at: 0,
+            rest: None,
+        }
+    }
+
+    /// Whether `other` reads the same version of the same object.
+    pub(super) fn same_version(&self, other: &BucketObject) -> bool {
+        self.loc == other.loc && self.e_tag == other.e_tag && self.version == other.version
+    }
+
     /// Ends the streamed GET of the rest, if any: the reads that follow
     /// will not continue it (the server copies the range instead).
     pub(super) fn end_stream(&mut self) {

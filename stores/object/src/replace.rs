@@ -50,7 +50,19 @@ pub struct BucketReplace {
     current: Option<Current>,
     /// Bytes not uploaded yet: at most one part.
     buf: Vec<u8>,
+    /// A range of the current object to copy after `buf`, not copied yet:
+    /// ranges asked for one after another (an edit copies the rest of the
+    /// file chunk by chunk as it scans it) join into one, which the server
+    /// can copy, instead of chunks each too short for a part copy.
+    pending: Option<Pending>,
     upload: Option<Upload>,
+}
+
+/// Bytes `start..end` of `from`, to be copied.
+struct Pending {
+    from: BucketObject,
+    start: u64,
+    end: u64,
 }
 
 impl std::fmt::Debug for BucketReplace {
@@ -86,8 +98,50 @@ impl BucketReplace {
                 version: o.version.clone(),
             }),
             buf: Vec::new(),
+            pending: None,
             upload: None,
         }
+    }
+
+    /// Copies the pending range, if any, after what is buffered.
+    fn copy_pending(&mut self) -> Result<(), FsError> {
+        match self.pending.take() {
+            Some(mut p) => self.copy_now(&mut p.from, p.start, p.end - p.start),
+            None => Ok(()),
+        }
+    }
+
+    /// Ranges of at least 5 MiB are copied by the server into parts of the
+    /// upload (after the pending bytes are topped up from the range to a
+    /// whole part); shorter ones are read and written.
+    fn copy_now(&mut self, from: &mut BucketObject, offset: u64, len: u64) -> Result<(), FsError> {
+        let Some(bucket) = self.shared.bucket.clone() else {
+            return copy_through(self, from, offset, len);
+        };
+        let (mut at, end) = (offset, offset + len);
+        if !self.buf.is_empty() {
+            let fill = (PART_BYTES - self.buf.len()) as u64;
+            if end - at < fill + MIN_PART_BYTES {
+                return copy_through(self, from, at, end - at);
+            }
+            copy_through(self, from, at, fill)?;
+            at += fill;
+            self.flush_part()?;
+        } else if len < MIN_PART_BYTES {
+            return copy_through(self, from, at, len);
+        }
+        from.end_stream();
+        while at < end {
+            let rest = end - at;
+            let take = if rest > MAX_COPY_PART_BYTES {
+                MAX_COPY_PART_BYTES.min(rest - MIN_PART_BYTES)
+            } else {
+                rest
+            };
+            self.copy_part(&bucket, from, at, at + take)?;
+            at += take;
+        }
+        Ok(())
     }
 
     /// The multipart upload, begun on first use.
@@ -268,36 +322,29 @@ impl BucketReplace {
 impl Replace for BucketReplace {
     type Object = BucketObject;
 
-    /// Ranges of at least 5 MiB are copied by the server into parts of the
-    /// upload (after the pending bytes are topped up from the range to a
-    /// whole part); shorter ones are read and written.
+    /// Held as pending while the ranges asked for follow one another (see
+    /// [`BucketReplace::copy_now`] for how a range is copied), so that the
+    /// rest of a file copied chunk by chunk is one copy on the server.
     fn copy(&mut self, from: &mut BucketObject, offset: u64, len: u64) -> Result<(), FsError> {
-        let Some(bucket) = self.shared.bucket.clone() else {
+        if len == 0 {
+            return Ok(());
+        }
+        if self.shared.bucket.is_none() {
             return copy_through(self, from, offset, len);
-        };
-        let (mut at, end) = (offset, offset + len);
-        if !self.buf.is_empty() {
-            let fill = (PART_BYTES - self.buf.len()) as u64;
-            if end - at < fill + MIN_PART_BYTES {
-                return copy_through(self, from, at, end - at);
-            }
-            copy_through(self, from, at, fill)?;
-            at += fill;
-            self.flush_part()?;
-        } else if len < MIN_PART_BYTES {
-            return copy_through(self, from, at, len);
         }
-        from.end_stream();
-        while at < end {
-            let rest = end - at;
-            let take = if rest > MAX_COPY_PART_BYTES {
-                MAX_COPY_PART_BYTES.min(rest - MIN_PART_BYTES)
-            } else {
-                rest
-            };
-            self.copy_part(&bucket, from, at, at + take)?;
-            at += take;
+        if let Some(p) = &mut self.pending
+            && p.end == offset
+            && p.from.same_version(from)
+        {
+            p.end += len;
+            return Ok(());
         }
+        self.copy_pending()?;
+        self.pending = Some(Pending {
+            from: from.reopen(),
+            start: offset,
+            end: offset + len,
+        });
         Ok(())
     }
 
@@ -305,6 +352,7 @@ impl Replace for BucketReplace {
     /// S3 is written in one PUT, so there the content is bounded like every
     /// in-memory result.
     fn write(&mut self, mut bytes: &[u8]) -> Result<(), FsError> {
+        self.copy_pending()?;
         if self.shared.s3.is_none() {
             let size = (self.buf.len() + bytes.len()) as u64;
             if size > MAX_IN_MEMORY_BYTES {
@@ -340,6 +388,7 @@ impl Replace for BucketReplace {
     fn commit(mut self, guard: Guard<'_>) -> Result<String, FsError> {
         let shown = self.shown.clone();
         dsh_fs_core::deadline::check(&shown)?;
+        self.copy_pending()?;
         let put = if self.upload.is_none() {
             let mode = match guard {
                 Guard::None => PutMode::Overwrite,
