@@ -1,10 +1,15 @@
 // `npm run bench`: the figures for the JS host. Cold start (import of the
 // package with compilation of the component, instantiation, first `read`
 // result), per-call latency of sequential `read`s of a 4 KiB file and of
-// one-line `edit`s of it in one session, and the size of the transpiled
-// bundle (generated .js + .wasm). Prints; asserts nothing.
+// one-line `edit`s of it in one session, the first windowed read of the
+// middle of the large file `dsh-fs-bench` generates (over `NodeStore`, the
+// local disk) against `wc -l` of it, and the size of the transpiled bundle
+// (generated .js + .wasm). Prints; asserts nothing.
 
-import { readdirSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const CALLS = Number(process.env.CALLS ?? 10_000);
@@ -45,6 +50,31 @@ for (let i = 0; i < edits; i++) {
 }
 const editElapsed = performance.now() - editLoop;
 
+// The first read of a large file: the whole file is read (its hash, its
+// lines) to answer 2000 lines from its middle. `dsh-fs-bench` writes the
+// file (80-byte lines); BENCH_FILE names another.
+const large = process.env.BENCH_FILE ?? `${tmpdir()}/dsh-fs-bench/text-100mib.txt`;
+const median = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1];
+let largeRead = null;
+if (existsSync(large)) {
+  const { NodeStore } = await import('./src/node.js');
+  const size = statSync(large).size;
+  const middle = Math.floor(size / 80 / 2);
+  const reads = [];
+  const counts = [];
+  for (let i = 0; i < 5; i++) {
+    const s = createSession({ store: new NodeStore(dirname(large)) });
+    const t = performance.now();
+    const r = s.execute('read', { file_path: basename(large), offset: middle, limit: 2000 });
+    reads.push(performance.now() - t);
+    if (r.isError) throw new Error(r.text);
+    const w = performance.now();
+    execFileSync('wc', ['-l', large]);
+    counts.push(performance.now() - w);
+  }
+  largeRead = { size, read: median(reads), wc: median(counts) };
+}
+
 const generated = fileURLToPath(new URL('./generated/', import.meta.url));
 const bundle = readdirSync(generated)
   .filter((f) => f.endsWith('.js') || f.endsWith('.wasm'))
@@ -61,5 +91,13 @@ console.log(
 console.log(
   `${edits} sequential one-line edits of it: ${((editElapsed * 1000) / edits).toFixed(1)} µs/call (${Math.round((edits * 1000) / editElapsed)} calls/s)`,
 );
+if (largeRead) {
+  const { size, read, wc } = largeRead;
+  console.log(
+    `first read of the middle of ${(size / 2 ** 20).toFixed(0)} MiB (NodeStore, median of 5): ${read.toFixed(1)} ms, \`wc -l\` ${wc.toFixed(1)} ms (as a child process), ratio ${(read / wc).toFixed(2)}x`,
+  );
+} else {
+  console.log(`first read of a large file: skipped, no ${large} (run dsh-fs-bench first)`);
+}
 console.log(`transpiled bundle: ${total} bytes (${(total / 1024).toFixed(0)} KiB)`);
 for (const [f, size] of bundle) console.log(`  ${f.padEnd(28)} ${size}`);
