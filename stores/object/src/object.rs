@@ -94,12 +94,6 @@ impl BucketObject {
         self.loc == other.loc && self.e_tag == other.e_tag && self.version == other.version
     }
 
-    /// Ends the streamed GET of the rest, if any: the reads that follow
-    /// will not continue it (the server copies the range instead).
-    pub(super) fn end_stream(&mut self) {
-        self.rest = None;
-    }
-
     pub(super) fn size(&self) -> u64 {
         self.meta.size.unwrap_or(0)
     }

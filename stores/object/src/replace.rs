@@ -103,7 +103,8 @@ impl BucketReplace {
         }
     }
 
-    /// Copies the pending range, if any, after what is buffered.
+    /// Copies the pending range, if any, after what is buffered, through a
+    /// reader of its own (the scan's streamed GET is left as it is).
     fn copy_pending(&mut self) -> Result<(), FsError> {
         match self.pending.take() {
             Some(mut p) => self.copy_now(&mut p.from, p.start, p.end - p.start),
@@ -130,7 +131,6 @@ impl BucketReplace {
         } else if len < MIN_PART_BYTES {
             return copy_through(self, from, at, len);
         }
-        from.end_stream();
         while at < end {
             let rest = end - at;
             let take = if rest > MAX_COPY_PART_BYTES {
