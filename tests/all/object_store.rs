@@ -871,3 +871,27 @@ fn other_stores_take_replacements_in_one_bounded_put() {
             .ends_with("last some text\n")
     );
 }
+
+/// A call whose deadline has passed sends no request, however quickly the
+/// store would answer: an in-memory store answers on the first poll, which
+/// a timer firing a millisecond late would let through.
+#[test]
+fn past_its_deadline_a_call_sends_nothing() {
+    let memory = Arc::new(dsh_fs::object_store::memory::InMemory::new());
+    let p = ObjectStoreProvider::new(BucketStore::new(memory, "ws").unwrap());
+    let t = p.resolve("a.txt").unwrap();
+    p.write_text(&t, "one\n", None).unwrap();
+    let late = std::time::Instant::now();
+    let read = dsh_fs::deadline::scope(late, || p.read_text(&t, 1 << 20));
+    assert_eq!(read.unwrap_err().code, ErrorCode::Aborted);
+    let stat = dsh_fs::deadline::scope(late, || p.stat(&t));
+    assert_eq!(stat.unwrap_err().code, ErrorCode::Aborted);
+    let edit = dsh_fs::EditRequest {
+        old_string: "one".into(),
+        new_string: "two".into(),
+        replace_all: false,
+    };
+    let edited = dsh_fs::deadline::scope(late, || p.edit_text(&t, &edit, None));
+    assert_eq!(edited.unwrap_err().code, ErrorCode::Aborted);
+    assert_eq!(p.read_text(&t, 1 << 20).unwrap().text, "one\n");
+}

@@ -125,6 +125,10 @@ impl Shared {
     ) -> Result<T, FsError> {
         match deadline::remaining() {
             None => self.on(future),
+            // Refused before it is sent: tokio's timer fires up to a
+            // millisecond late and polls the request first, so a deadline
+            // already past would let a quick answer through, or not.
+            Some(left) if left.is_zero() => Err(deadline::expired(shown)),
             Some(left) => self
                 .on(async { tokio::time::timeout(left, future).await })
                 .unwrap_or_else(|_| Err(deadline::expired(shown))),
