@@ -251,24 +251,28 @@ impl StreamText {
         Ok(())
     }
 
-    /// The next chunk of text from a byte source: `read` fills a buffer and
-    /// returns how many bytes it read (0 at the end), like `Read::read`.
+    /// The next chunk of text from a byte source: `read` appends at most the
+    /// buffer's spare capacity to it and returns how many bytes it read (0 at
+    /// the end), like [`crate::store::Object::read_append`].
     pub fn next_from(
         &mut self,
         max_bytes: u32,
-        mut read: impl FnMut(&mut [u8]) -> Result<usize, FsError>,
+        mut read: impl FnMut(&mut Vec<u8>) -> Result<usize, FsError>,
     ) -> Result<Option<String>, FsError> {
         if self.ended {
             return Ok(None);
         }
         let want = self.want(max_bytes);
         loop {
-            // Read straight into the buffer that becomes the chunk's String.
+            // Read straight into the buffer that becomes the chunk's String,
+            // limited to `want` bytes by its spare capacity.
             let mut buf = self.buffer(want);
             let from = buf.len();
-            buf.resize(from + want, 0);
-            let n = read(&mut buf[from..])?;
-            buf.truncate(from + n);
+            if buf.capacity() > from + want {
+                buf.shrink_to(from + want);
+            }
+            let n = read(&mut buf)?;
+            debug_assert_eq!(buf.len(), from + n);
             if n == 0 {
                 self.end(buf)?;
                 return Ok(None);

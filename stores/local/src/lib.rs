@@ -8,6 +8,7 @@
 //! the parent directory from [`ByteStore::replace`] to the commit, which
 //! serialises threads and processes alike (see [`commit`]).
 
+mod ahead;
 mod aside;
 mod commit;
 mod list;
@@ -234,6 +235,27 @@ pub struct LocalObject {
     stat: Metadata,
     meta: ObjectMeta,
     shown: String,
+    /// Where the last read ended, to see a pass from start to end.
+    next: u64,
+    /// The thread reading ahead of such a pass, once one started.
+    ahead: Option<ahead::ReadAhead>,
+    /// Whether one was started (a pass gets one at most).
+    started: bool,
+}
+
+impl LocalObject {
+    /// Whether a read into `spare` bytes at `offset` continues a pass that
+    /// has a large part of the file left: worth a thread reading ahead.
+    fn reads_on(&self, offset: u64, spare: usize) -> bool {
+        !self.started
+            && offset == self.next
+            && offset > 0
+            && spare >= ahead::BLOCK / 4
+            && self
+                .meta
+                .size
+                .is_some_and(|size| size.saturating_sub(offset) >= ahead::MIN_LEFT)
+    }
 }
 
 impl Object for LocalObject {
@@ -248,6 +270,33 @@ impl Object for LocalObject {
                 other => return other.map_err(|e| map_io(e.into(), &self.shown)),
             }
         }
+    }
+
+    /// `pread` into the spare capacity itself: nothing to zero first. From
+    /// the second read of a pass over a large file on, the bytes come from
+    /// a thread reading ahead ([`ahead`]).
+    fn read_append(&mut self, offset: u64, buf: &mut Vec<u8>) -> Result<usize, FsError> {
+        if self.reads_on(offset, buf.capacity() - buf.len()) {
+            self.started = true;
+            self.ahead = ahead::ReadAhead::start(&self.file, offset).ok();
+        }
+        if let Some(ahead) = &mut self.ahead {
+            if ahead.at() == offset
+                && let Some(read) = ahead.read_append(buf)
+            {
+                return read.map_err(|e| map_io(e, &self.shown));
+            }
+            // A read elsewhere, or the thread is gone: read here.
+            self.ahead = None;
+        }
+        let n = loop {
+            match rustix::io::pread(&self.file, rustix::buffer::spare_capacity(buf), offset) {
+                Err(Errno::INTR) => continue,
+                other => break other.map_err(|e| map_io(e.into(), &self.shown))?,
+            }
+        };
+        self.next = offset + n as u64;
+        Ok(n)
     }
 
     /// `fstat` of the open descriptor: a rename over the name does not
@@ -326,6 +375,9 @@ fn regular(file: File, shown: &str, hard_links: bool) -> Result<LocalObject, FsE
         file,
         stat,
         shown: shown.to_owned(),
+        next: 0,
+        ahead: None,
+        started: false,
     })
 }
 
@@ -435,6 +487,72 @@ fn map_io(e: io::Error, shown: &str) -> FsError {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    fn open(store: &LocalStore, name: &str) -> LocalObject {
+        let key = store.identity(name, name).unwrap();
+        store.open(&Target::new(name.into(), key)).unwrap()
+    }
+
+    /// Appends from `offset` until the end in buffers of `room` bytes.
+    fn pass(o: &mut LocalObject, mut offset: u64, room: usize, until: Option<u64>) -> Vec<u8> {
+        let mut out = Vec::new();
+        loop {
+            let mut buf = Vec::with_capacity(room);
+            let n = o.read_append(offset, &mut buf).unwrap();
+            assert_eq!(buf.len(), n);
+            assert!(n <= room, "{n} bytes appended into room for {room}");
+            if n == 0 || until.is_some_and(|u| offset + n as u64 >= u) {
+                out.extend_from_slice(&buf);
+                return out;
+            }
+            out.extend_from_slice(&buf);
+            offset += n as u64;
+        }
+    }
+
+    /// A pass over a large file, read ahead on another thread, gives the
+    /// bytes a plain read gives, whatever the buffer and wherever it jumps.
+    #[test]
+    fn reading_ahead_gives_the_bytes_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes: Vec<u8> = (0..(9u32 << 20) + 12_345)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
+            .collect();
+        std::fs::write(dir.path().join("big.bin"), &bytes).unwrap();
+        let store = LocalStore::new(dir.path()).unwrap();
+        for room in [
+            ahead::BLOCK,
+            ahead::BLOCK - 3,
+            ahead::BLOCK + 1000,
+            100_000,
+            1 << 20,
+        ] {
+            let mut o = open(&store, "big.bin");
+            assert!(pass(&mut o, 0, room, None) == bytes, "room {room}");
+            assert!(o.started, "a pass in rooms of {room} reads ahead");
+        }
+        // Jumping back mid-pass stops reading ahead; reads go on from there.
+        let mut o = open(&store, "big.bin");
+        let head = pass(&mut o, 0, ahead::BLOCK, Some(3 << 20));
+        assert!(head[..] == bytes[..head.len()]);
+        assert!(o.ahead.is_some());
+        assert!(pass(&mut o, 1000, ahead::BLOCK, None)[..] == bytes[1000..]);
+        assert!(o.ahead.is_none());
+        // A file cut short during the pass ends where it now ends.
+        let mut o = open(&store, "big.bin");
+        let head = pass(&mut o, 0, ahead::BLOCK, Some(1 << 20));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.path().join("big.bin"))
+            .unwrap()
+            .set_len(5 << 20)
+            .unwrap();
+        let rest = pass(&mut o, head.len() as u64, ahead::BLOCK, None);
+        let all = [head, rest].concat();
+        assert!(all[..] == bytes[..5 << 20], "{} bytes", all.len());
+    }
+
     #[test]
     fn the_token_is_written_as_format_writes_it() {
         for (ino, size, mtime, ctime) in [
