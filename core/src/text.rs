@@ -56,10 +56,20 @@ fn check(bytes: &[u8], base: u64) -> Result<&str, NotText> {
             nul: true,
         });
     }
-    std::str::from_utf8(bytes).map_err(|e| NotText {
-        offset: base + e.valid_up_to() as u64,
+    match simdutf8::basic::from_utf8(bytes) {
+        Ok(text) => Ok(text),
+        Err(_) => Err(not_utf8(bytes, base)),
+    }
+}
+
+/// Where `bytes`, known not to be UTF-8, stop being it: the validator that
+/// knows where is slower, and only the error needs it.
+#[cold]
+fn not_utf8(bytes: &[u8], base: u64) -> NotText {
+    NotText {
+        offset: base + std::str::from_utf8(bytes).map_or_else(|e| e.valid_up_to(), str::len) as u64,
         nul: false,
-    })
+    }
 }
 
 /// Like [`decode`], but takes the bytes by value and returns them as the
@@ -80,10 +90,12 @@ fn into_text(bytes: Vec<u8>, base: u64) -> Result<String, NotText> {
             nul: true,
         });
     }
-    String::from_utf8(bytes).map_err(|e| NotText {
-        offset: base + e.utf8_error().valid_up_to() as u64,
-        nul: false,
-    })
+    if simdutf8::basic::from_utf8(&bytes).is_err() {
+        return Err(not_utf8(&bytes, base));
+    }
+    // SAFETY: simdutf8 just found `bytes` to be UTF-8; `String::from_utf8`
+    // would validate them again, with std's slower validator.
+    Ok(unsafe { String::from_utf8_unchecked(bytes) })
 }
 
 /// Length of an incomplete UTF-8 sequence at the end of `bytes` (0 to 3):
@@ -243,27 +255,48 @@ pub fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
 
 /// The content hash providers put into versions: xxh3-128 of the raw bytes.
 pub fn content_hash(bytes: &[u8]) -> u128 {
-    xxhash_rust::xxh3::xxh3_128(bytes)
+    #[cfg(target_family = "wasm")]
+    return xxhash_rust::xxh3::xxh3_128(bytes);
+    #[cfg(not(target_family = "wasm"))]
+    return twox_hash::XxHash3_128::oneshot(bytes);
 }
 
 /// Streaming form of [`content_hash`].
-#[derive(Clone, Default)]
-pub struct ContentHasher(xxhash_rust::xxh3::Xxh3Default);
+#[derive(Clone)]
+pub struct ContentHasher(
+    #[cfg(target_family = "wasm")] xxhash_rust::xxh3::Xxh3Default,
+    #[cfg(not(target_family = "wasm"))] twox_hash::XxHash3_128,
+);
+
+impl Default for ContentHasher {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 impl ContentHasher {
     /// A hasher over no bytes yet.
     pub fn new() -> Self {
-        Self::default()
+        #[cfg(target_family = "wasm")]
+        return ContentHasher(xxhash_rust::xxh3::Xxh3Default::new());
+        #[cfg(not(target_family = "wasm"))]
+        return ContentHasher(twox_hash::XxHash3_128::new());
     }
 
     /// Feeds the next bytes.
     pub fn update(&mut self, bytes: &[u8]) {
+        #[cfg(target_family = "wasm")]
         self.0.update(bytes);
+        #[cfg(not(target_family = "wasm"))]
+        self.0.write(bytes);
     }
 
     /// The hash of everything fed so far.
     pub fn finish(&self) -> u128 {
-        self.0.digest128()
+        #[cfg(target_family = "wasm")]
+        return self.0.digest128();
+        #[cfg(not(target_family = "wasm"))]
+        return self.0.finish_128();
     }
 }
 
@@ -316,6 +349,26 @@ impl<W: std::io::Write> std::io::Write for HashingWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The component hashes with xxhash-rust, hosts with twox-hash: the two
+    /// must agree on every length and every way of feeding the bytes.
+    #[test]
+    fn both_hash_crates_give_the_same_content_hash() {
+        let bytes: Vec<u8> = (0..300_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        for len in [
+            0, 1, 3, 16, 17, 128, 129, 240, 241, 1024, 1025, 65_536, 300_000,
+        ] {
+            let expected = xxhash_rust::xxh3::xxh3_128(&bytes[..len]);
+            assert_eq!(content_hash(&bytes[..len]), expected, "length {len}");
+            for piece in [1, 7, 64, 4096] {
+                let mut h = ContentHasher::new();
+                bytes[..len].chunks(piece).for_each(|c| h.update(c));
+                assert_eq!(h.finish(), expected, "length {len} in pieces of {piece}");
+            }
+        }
+    }
 
     #[test]
     fn decode_strips_bom_and_rejects_binary() {
