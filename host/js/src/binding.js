@@ -15,6 +15,7 @@
 //   open(place)                     -> reader: the regular file there
 //       reader.meta()               -> its { kind, size, token } when opened
 //       reader.read(offset, len)    -> Uint8Array of at most `len` bytes from `offset`; empty at the end
+//                                      (read once, before the next call: a reader may reuse it)
 //       reader.tokenNow()           -> its token now (optional: meta's)
 //   listDir(place)                  -> [{ name, kind, size, modified }] in any order, or
 //                                      { next(max) -> entries ([] at the end), skipped() -> number }

@@ -210,7 +210,8 @@ export interface ObjectMeta {
 export interface Reader {
   /** Its metadata when it was opened. */
   meta(): ObjectMeta;
-  /** At most `len` bytes from `offset`; empty at the end. */
+  /** At most `len` bytes from `offset`; empty at the end. Used before the next call to `read`, so a
+   *  reader may fill the same buffer each time. */
   read(offset: number, len: number): Uint8Array;
   /** Its token now (default: `meta().token`, for a reader of a snapshot). */
   tokenNow?(): string;
