@@ -265,12 +265,10 @@ impl StreamText {
         let want = self.want(max_bytes);
         loop {
             // Read straight into the buffer that becomes the chunk's String,
-            // limited to `want` bytes by its spare capacity.
+            // limited to `want` bytes by its spare capacity (`buffer` makes
+            // it with exactly that room, as `Vec::with_capacity` promises).
             let mut buf = self.buffer(want);
             let from = buf.len();
-            if buf.capacity() > from + want {
-                buf.shrink_to(from + want);
-            }
             let n = read(&mut buf)?;
             debug_assert_eq!(buf.len(), from + n);
             if n == 0 {

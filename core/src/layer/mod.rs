@@ -335,14 +335,7 @@ pub(crate) fn read_at(
     shown: &str,
 ) -> Result<usize, FsError> {
     let n = object.read_at(offset, buf)?;
-    if n == 0
-        && !buf.is_empty()
-        && let Some(size) = object.meta().size.filter(|&size| offset < size)
-        && object.token_now()? == object.meta().token
-    {
-        return Err(ended_early(shown, offset, size));
-    }
-    Ok(n)
+    not_cut_short(object, offset, buf.len(), n, shown)
 }
 
 /// [`read_at`] into `buf`'s spare capacity ([`Object::read_append`]).
@@ -354,6 +347,18 @@ fn read_append(
 ) -> Result<usize, FsError> {
     let asked = buf.capacity() - buf.len();
     let n = object.read_append(offset, buf)?;
+    not_cut_short(object, offset, asked, n, shown)
+}
+
+/// `n`, the bytes a read of `asked` at `offset` gave, unless it is a 0
+/// before the size the object was opened at with its token unchanged.
+fn not_cut_short(
+    object: &mut impl Object,
+    offset: u64,
+    asked: usize,
+    n: usize,
+    shown: &str,
+) -> Result<usize, FsError> {
     if n == 0
         && asked > 0
         && let Some(size) = object.meta().size.filter(|&size| offset < size)

@@ -259,17 +259,23 @@ impl Object for Snapshot {
     }
 
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize, FsError> {
-        let from = (offset.min(self.bytes.len() as u64)) as usize;
-        let n = buf.len().min(self.bytes.len() - from);
-        buf[..n].copy_from_slice(&self.bytes[from..from + n]);
-        Ok(n)
+        let bytes = self.range(offset, buf.len());
+        buf[..bytes.len()].copy_from_slice(bytes);
+        Ok(bytes.len())
     }
 
     fn read_append(&mut self, offset: u64, buf: &mut Vec<u8>) -> Result<usize, FsError> {
+        let bytes = self.range(offset, buf.capacity() - buf.len());
+        buf.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+}
+
+impl Snapshot {
+    /// At most `len` of its bytes from `offset` (none past the end).
+    fn range(&self, offset: u64, len: usize) -> &[u8] {
         let from = (offset.min(self.bytes.len() as u64)) as usize;
-        let n = (buf.capacity() - buf.len()).min(self.bytes.len() - from);
-        buf.extend_from_slice(&self.bytes[from..from + n]);
-        Ok(n)
+        &self.bytes[from..from + len.min(self.bytes.len() - from)]
     }
 }
 

@@ -20,8 +20,9 @@ pub(crate) const BLOCK: usize = 256 << 10;
 /// Blocks read and not yet taken, at most.
 const DEPTH: usize = 2;
 
-/// Bytes left to read below which no thread is started: starting one costs
-/// about what the kernel takes to copy 256 KiB.
+/// Bytes left to read below which no thread is started: a short rest is not
+/// worth a thread's start and the hand-offs (a 1 MiB read takes 0.6 ms
+/// without one).
 pub(crate) const MIN_LEFT: u64 = 2 << 20;
 
 /// The blocks of one file from one offset on, read by a thread.

@@ -348,8 +348,9 @@ impl LineSink for Window {
 }
 
 /// Line feeds in `bytes`. In the component, WebAssembly SIMD keeps a count
-/// per byte lane for up to 255 vectors before adding the lanes up: twice as
-/// fast as memchr's count, which adds up a bit mask for every vector.
+/// per byte lane for up to 248 vectors before adding the lanes up, where
+/// memchr's count adds up a bit mask for every vector (a 100 MiB first read
+/// went from 26.8 to 24.4–25.5 ms with it).
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 fn count_newlines(bytes: &[u8]) -> usize {
     use core::arch::wasm32::{u8x16_add, u8x16_eq, u8x16_splat, u8x16_sub, v128, v128_load};
