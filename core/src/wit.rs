@@ -364,3 +364,226 @@ macro_rules! __wit_record {
         }
     };
 }
+
+/// [`ByteStore`](crate::store::ByteStore) over the binding of an imported
+/// `dsh:fs/store` in module `$store` (whose `types` have [`wit_types!`] and
+/// which has [`wit_store!`]): defines `WitStore`, each trait method one WIT
+/// call, with `WitObject` over the `reader` resource, `WitReplace` over the
+/// `replacement` and `WitListing` over the `listing`. A directory's entries
+/// are passed on in the store's order: the text layer sorts them, as it
+/// sorts every store's. The text layer component and the tools built with
+/// the text layer inside (feature `text`) both serve their store this way.
+#[macro_export]
+macro_rules! wit_byte_store {
+    ($store:ident) => {
+        /// The store the host plugged in; its roots asked once per instance.
+        pub struct WitStore {
+            roots: ::std::vec::Vec<::std::path::PathBuf>,
+            max_object_bytes: u64,
+        }
+
+        impl WitStore {
+            /// The imported store.
+            pub fn new() -> Self {
+                WitStore {
+                    roots: $store::roots()
+                        .into_iter()
+                        .map(::std::path::PathBuf::from)
+                        .collect(),
+                    max_object_bytes: $store::max_object_bytes(),
+                }
+            }
+        }
+
+        impl ::std::fmt::Debug for WitStore {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.debug_struct("WitStore")
+                    .field("roots", &self.roots)
+                    .field("max_object_bytes", &self.max_object_bytes)
+                    .finish()
+            }
+        }
+
+        fn place(target: &$crate::store::Target) -> $store::Place {
+            $store::Place {
+                key: target.key().to_owned(),
+                shown: target.display_path().to_owned(),
+            }
+        }
+
+        fn guard(guard: $crate::store::Guard<'_>) -> $store::Guard {
+            match guard {
+                $crate::store::Guard::Absent => $store::Guard::Absent,
+                $crate::store::Guard::Unchanged(token) => {
+                    $store::Guard::Unchanged(token.to_owned())
+                }
+                $crate::store::Guard::None => $store::Guard::None,
+            }
+        }
+
+        impl $crate::store::ByteStore for WitStore {
+            type Object = WitObject;
+            type Replace<'s> = WitReplace;
+            type Listing = WitListing;
+
+            fn roots(&self) -> &[::std::path::PathBuf] {
+                &self.roots
+            }
+
+            fn max_object_bytes(&self) -> u64 {
+                self.max_object_bytes
+            }
+
+            fn identity(&self, rel: &str, shown: &str) -> Result<String, $crate::FsError> {
+                Ok($store::identity(rel, shown)?)
+            }
+
+            fn stat(
+                &self,
+                target: &$crate::store::Target,
+            ) -> Result<Option<$crate::store::ObjectMeta>, $crate::FsError> {
+                Ok($store::stat(&place(target))?.map(Into::into))
+            }
+
+            fn open(&self, target: &$crate::store::Target) -> Result<WitObject, $crate::FsError> {
+                Ok(WitObject::new($store::open(&place(target))?))
+            }
+
+            fn list_dir(
+                &self,
+                target: &$crate::store::Target,
+            ) -> Result<WitListing, $crate::FsError> {
+                Ok(WitListing($store::list_dir(&place(target))?))
+            }
+
+            fn replace(
+                &self,
+                target: &$crate::store::Target,
+                create_parents: bool,
+            ) -> Result<(WitReplace, Option<WitObject>), $crate::FsError> {
+                let (replacement, current) = $store::replace(&place(target), create_parents)?;
+                Ok((WitReplace(replacement), current.map(WitObject::new)))
+            }
+        }
+
+        /// A directory of the store as its `listing` gives it, in any order.
+        pub struct WitListing($store::Listing);
+
+        impl $crate::store::Listing for WitListing {
+            fn next_entries(
+                &mut self,
+                max: u32,
+            ) -> Result<::std::vec::Vec<$crate::DirEntry>, $crate::FsError> {
+                Ok(self.0.next(max)?.into_iter().map(Into::into).collect())
+            }
+
+            fn skipped(&self) -> u64 {
+                self.0.skipped()
+            }
+        }
+
+        /// An open file of the store: its `reader` and the metadata it had when opened.
+        pub struct WitObject {
+            reader: $store::Reader,
+            meta: $crate::store::ObjectMeta,
+        }
+
+        impl WitObject {
+            fn new(reader: $store::Reader) -> Self {
+                let meta = reader.meta().into();
+                WitObject { reader, meta }
+            }
+        }
+
+        impl ::std::fmt::Debug for WitObject {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.debug_struct("WitObject")
+                    .field("meta", &self.meta)
+                    .finish()
+            }
+        }
+
+        impl $crate::store::Object for WitObject {
+            fn meta(&self) -> &$crate::store::ObjectMeta {
+                &self.meta
+            }
+
+            fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<usize, $crate::FsError> {
+                let want = buf.len().min(u32::MAX as usize);
+                let bytes = self.reader.read(offset, want as u32)?;
+                // A store that hands out more than asked is cut to the request.
+                let n = bytes.len().min(want);
+                buf[..n].copy_from_slice(&bytes[..n]);
+                Ok(n)
+            }
+
+            /// The bytes the store handed over become the buffer when it
+            /// holds nothing yet: the default would zero the buffer, then
+            /// copy them in (a fifth of a large first read in Node).
+            fn read_append(
+                &mut self,
+                offset: u64,
+                buf: &mut ::std::vec::Vec<u8>,
+            ) -> Result<usize, $crate::FsError> {
+                let want = (buf.capacity() - buf.len()).min(u32::MAX as usize);
+                let mut bytes = self.reader.read(offset, want as u32)?;
+                bytes.truncate(want);
+                let n = bytes.len();
+                if buf.is_empty() {
+                    *buf = bytes;
+                } else {
+                    buf.extend_from_slice(&bytes);
+                }
+                Ok(n)
+            }
+
+            fn token_now(&mut self) -> Result<String, $crate::FsError> {
+                Ok(self.reader.token_now()?)
+            }
+        }
+
+        /// A replacement in progress in the store.
+        pub struct WitReplace($store::Replacement);
+
+        impl ::std::fmt::Debug for WitReplace {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str("WitReplace")
+            }
+        }
+
+        impl $crate::store::Replace for WitReplace {
+            type Object = WitObject;
+
+            fn check_writable(&mut self) -> Result<(), $crate::FsError> {
+                Ok(self.0.check_writable()?)
+            }
+
+            fn write(&mut self, bytes: &[u8]) -> Result<(), $crate::FsError> {
+                Ok(self.0.write(bytes)?)
+            }
+
+            /// The store copies from the file its `replace` opened, which is
+            /// the only object the text layer ever copies from.
+            fn copy(
+                &mut self,
+                _from: &mut WitObject,
+                offset: u64,
+                len: u64,
+            ) -> Result<(), $crate::FsError> {
+                Ok(self.0.copy(offset, len)?)
+            }
+
+            fn commit(self, g: $crate::store::Guard<'_>) -> Result<String, $crate::FsError> {
+                Ok($store::Replacement::commit(self.0, &guard(g))?)
+            }
+
+            fn remove(
+                self,
+                g: $crate::store::Guard<'_>,
+                _shown: &str,
+            ) -> Result<(), $crate::FsError> {
+                Ok($store::Replacement::remove(self.0, &guard(g))?)
+            }
+        }
+    };
+}

@@ -7,14 +7,17 @@
 //! - `cargo xtask cli`: the tools, the text layer over the `wasi:filesystem`
 //!   store and the JSON-lines command, composed into `dsh_fs_cli.wasm`, a
 //!   command whose only imports are WASI, for the stock `wasmtime run`;
-//! - `cargo xtask js`: the tools with the text layer component plugged into
-//!   their provider import, `dsh_fs_tools_text.wasm`, which imports only the
-//!   byte store and WASI: what `host/js` transpiles with jco;
-//! - `cargo xtask edge`: the tools built with their `memory` feature (world
-//!   `fs-tools-with-memory`) with the text layer plugged in,
-//!   `dsh_fs_edge.wasm`, which imports the byte store, `dsh:fs/memory` and
-//!   WASI: what `host/js` transpiles for Workers, whose Durable Object keeps
-//!   both the files and the session's observations;
+//! - `cargo xtask js`: the tools built with the text layer linked in (feature
+//!   `text`, world `fs-tools-text`), `dsh_fs_tools_text.wasm`, which imports
+//!   only the byte store and WASI: what `host/js` transpiles with jco. One
+//!   component rather than the text layer component plugged into the tools':
+//!   under jco every call between two components costs a JavaScript task
+//!   (tens of microseconds), and a large read made one per chunk;
+//! - `cargo xtask edge`: the same with the `memory` feature too (world
+//!   `fs-tools-text-with-memory`), `dsh_fs_edge.wasm`, which imports the
+//!   byte store, `dsh:fs/memory` and WASI: what `host/js` transpiles for
+//!   Workers, whose Durable Object keeps both the files and the session's
+//!   observations;
 //! - `cargo xtask plugin [WORKSPACE STATE]`: the `fs-plugin` component,
 //!   `dsh_fs_plugin.wasm` (tools, text layer and `wasi:filesystem` store in
 //!   one; the tools' descriptions in its `package-docs` section), for plugin
@@ -68,26 +71,32 @@ fn main() -> Result<()> {
             out
         }
         Some("js") => {
-            let tools = build("dsh-fs-tools", "dsh_fs_tools")?;
-            let text = build("dsh-fs-text", "dsh_fs_text")?;
+            // Its own target directory: the tools with another feature set,
+            // under the same artifact name as the ones `cli` composes.
+            let tools = dsh_fs_build::component(
+                &workspace,
+                &target.with_file_name("guest-js"),
+                "dsh-fs-tools",
+                &["text"],
+                "dsh_fs_tools",
+            )
+            .map_err(anyhow::Error::msg)?;
             let out = target.join("dsh_fs_tools_text.wasm");
-            write(&out, &plug(&tools, &[&text])?)?;
+            write(&out, &read(&tools)?)?;
             out
         }
         Some("edge") => {
-            // Its own target directory: the tools with another feature set,
-            // under the same artifact name as the ones `js` composes.
+            // Its own target directory, as for `js`.
             let tools = dsh_fs_build::component(
                 &workspace,
                 &target.with_file_name("guest-edge"),
                 "dsh-fs-tools",
-                &["memory"],
+                &["text", "memory"],
                 "dsh_fs_tools",
             )
             .map_err(anyhow::Error::msg)?;
-            let text = build("dsh-fs-text", "dsh_fs_text")?;
             let out = target.join("dsh_fs_edge.wasm");
-            write(&out, &plug(&tools, &[&text])?)?;
+            write(&out, &read(&tools)?)?;
             out
         }
         Some("plugin") => {

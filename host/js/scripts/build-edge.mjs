@@ -1,5 +1,5 @@
 // `npm run build:edge`: the Worker (src/worker/). The tools built with their
-// `memory` feature and the text layer plugged in (`cargo xtask edge`), so the
+// `memory` feature and the text layer linked in (`cargo xtask edge`), so the
 // result imports only `dsh:fs/store`, `dsh:fs/memory` and WASI; transpiled
 // with jco into generated/edge/ with its core modules declared as Worker
 // modules (worker-modules.js), then bundled with esbuild into

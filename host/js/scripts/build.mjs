@@ -1,8 +1,8 @@
-// `npm run build`: the tools component with the text layer plugged into its
-// provider import (`cargo xtask js`), so the result imports only
+// `npm run build`: the tools component with the text layer linked in over
+// an imported byte store (`cargo xtask js`), so it imports only
 // `dsh:fs/store` and WASI; transpiles it with jco into generated/ and lists
 // its core modules for src/component.js. DSH_FS_WASM names an already
-// composed component instead.
+// built component instead.
 
 import { fileURLToPath } from 'node:url';
 import { compose, transpile } from './transpile.mjs';

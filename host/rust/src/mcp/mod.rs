@@ -112,9 +112,9 @@ what to do next.",
 }
 
 /// The largest buffer a call allocates and frees once per chunk of I/O: the
-/// component streams files in 1 MiB chunks (its `STREAM_CHUNK`), and the text
-/// layer and the stores copy, hash and edit in 1 MiB chunks (`CHUNK`,
-/// `COPY_CHUNK`), each chunk in a fresh buffer.
+/// component streams files in chunks of at most 1 MiB (its `STREAM_CHUNK`,
+/// 256 KiB), and the text layer and the stores copy, hash and edit in 1 MiB
+/// chunks (`CHUNK`, `COPY_CHUNK`), each chunk in a fresh buffer.
 const IO_CHUNK_BYTES: usize = 1 << 20;
 
 /// Blocks at least this large are served by `mmap` and go back to the
