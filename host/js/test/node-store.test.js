@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { createSession } from '../src/index.js';
+import { aheadReady, blocksTaken } from '../src/store/node-ahead.js';
 import { NodeStore } from '../src/store/node.js';
 
 let dir;
@@ -113,4 +114,63 @@ test('a FIFO is refused without blocking', () => {
   assert.equal(r.code, 'FS_NOT_REGULAR_FILE', r.text);
   assert.match(r.text, /pipe is not a regular file \(FIFO, socket or device\)/);
   assert.equal(call('write', { file_path: 'pipe', content: 'x' }).code, 'FS_NOT_REGULAR_FILE');
+});
+
+test('reading ahead gives the bytes in order: any read size, a jump back, a file cut short', async () => {
+  assert.equal(await aheadReady(), true, 'the read-ahead worker starts under Node');
+  const root = fs.mkdtempSync(join(dir, 'ahead-'));
+  const path = join(root, 'big.bin');
+  // 9 MiB whose every 4-byte word is its own index: a byte out of place shows.
+  const words = new Uint32Array(9 << 18);
+  for (let i = 0; i < words.length; i++) words[i] = i;
+  const bytes = Buffer.from(words.buffer);
+  fs.writeFileSync(path, bytes);
+  const store = new NodeStore(root);
+  const target = { key: 'big.bin', shown: 'big.bin' };
+
+  /** Reads from `from` in asks of `size` until the end (or `until`), copying each answer. */
+  const readOn = (reader, from, size, until = Infinity) => {
+    const parts = [];
+    let at = from;
+    for (let got; at < until && (got = reader.read(at, size)).length > 0; at += got.length) parts.push(Buffer.from(got));
+    return Buffer.concat(parts);
+  };
+
+  for (const size of [256 << 10, (256 << 10) - 3, 64 << 10, 1 << 20, 4099]) {
+    const taken = blocksTaken;
+    const reader = store.open(target);
+    assert.ok(readOn(reader, 0, size).equals(bytes), `asks of ${size} bytes`);
+    reader.close();
+    assert.ok(blocksTaken - taken >= 30, `the worker served the pass of ${size}-byte asks`);
+  }
+
+  // A jump back mid-pass, then on to the end; another reader meanwhile.
+  const reader = store.open(target);
+  assert.ok(readOn(reader, 0, 256 << 10, 3 << 20).equals(bytes.subarray(0, 3 << 20)));
+  const other = store.open(target);
+  assert.ok(readOn(other, 0, 256 << 10).equals(bytes), 'a second reader reads on its own');
+  other.close();
+  assert.ok(readOn(reader, 100, 256 << 10).equals(bytes.subarray(100)), 'after a jump back');
+  reader.close();
+
+  // The file cut short mid-pass: the bytes before the cut, and the end at it.
+  const cut = store.open(target);
+  const head = readOn(cut, 0, 256 << 10, (5 << 20) / 2);
+  fs.truncateSync(path, 4 << 20);
+  const rest = readOn(cut, head.length, 256 << 10);
+  cut.close();
+  assert.ok(Buffer.concat([head, rest]).equals(bytes.subarray(0, 4 << 20)));
+
+  // Closed mid-pass: the next pass, through the component (a file past the
+  // 10 MiB it reads whole), reads ahead again and is right.
+  const closed = store.open(target);
+  readOn(closed, 0, 256 << 10, 1 << 20);
+  closed.close();
+  const lines = Array.from({ length: 1_100_000 }, (_, i) => `line ${i}`).join('\n');
+  fs.writeFileSync(join(root, 'lines.txt'), lines);
+  const taken = blocksTaken;
+  const read = session(root)('read', { file_path: 'lines.txt', offset: 1_099_999, limit: 1 });
+  assert.equal(read.code, null);
+  assert.match(read.text, /^1099999: line 1099998$/m);
+  assert.ok(blocksTaken > taken, 'the component read through the worker');
 });

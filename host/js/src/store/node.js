@@ -14,6 +14,7 @@
 import * as fs from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { FsError } from '../error.js';
+import { MIN_LEFT, startAhead } from './node-ahead.js';
 import { isAside, lock, sweep, tempName } from './node-aside.js';
 import { Dir, fail, lstatOf } from './node-dir.js';
 
@@ -211,6 +212,10 @@ class NodeReader {
    *  to the component, which copies them at once); a fresh buffer per read cost a third of a large
    *  read's time. */
   #buf;
+  /** Where the last read ended: a read there goes on with a pass from the start. */
+  #next = 0;
+  /** The worker's pass reading this file ahead, if any (node-ahead.js). */
+  #ahead = null;
 
   constructor(fd, st) {
     this.#fd = fd;
@@ -246,9 +251,19 @@ class NodeReader {
   }
 
   read(offset, len) {
-    const want = Math.min(len, Math.max(Number(this.#meta.size) - offset, 0) + 1);
+    if (this.#ahead !== null) {
+      const bytes = this.#ahead.take(offset, len);
+      if (bytes !== null) return bytes;
+      this.#ahead = null;
+    }
+    const size = Number(this.#meta.size);
+    const want = Math.min(len, Math.max(size - offset, 0) + 1);
     if (this.#buf === undefined || this.#buf.length < want) this.#buf = Buffer.allocUnsafe(want);
     const n = fs.readSync(this.#fd, this.#buf, 0, want, offset);
+    // A pass from the start with much left to read: the worker reads on.
+    const onward = offset === this.#next;
+    this.#next = offset + n;
+    if (onward && n === want && size - this.#next > MIN_LEFT) this.#ahead = startAhead(this.#fd, this.#next);
     return this.#buf.subarray(0, n);
   }
 
@@ -262,6 +277,9 @@ class NodeReader {
   }
 
   close() {
+    // The worker reads this descriptor: its pass ends, and it is idle, before the close.
+    this.#ahead?.stop();
+    this.#ahead = null;
     if (this.#fd !== undefined) fs.closeSync(this.#fd);
     this.#fd = undefined;
   }
