@@ -44,48 +44,62 @@ const FD = 6;
 const WAITING = 7;
 /** Bytes read into each slot (one word per slot), -1 for a failed read. */
 const LENGTH = 8;
+/** 1 once the worker has ended (it never should): every wait gives up. */
+const GONE = 11;
 /** Float64 index of the pass's first offset: bytes 48 to 56. */
 const START = 6;
 const CONTROL_BYTES = 56;
+/**
+ * Longest single wait on the worker: a wake-up it sends is never missed, but
+ * a worker that ended between the check and the wait is seen at the next try.
+ */
+const PATIENCE_MS = 50;
 
 // The worker: waits for a pass, then fills free slots in order until the
 // file ends, a read fails or the caller stops it.
 const WORKER = `
 const { workerData } = require('node:worker_threads');
 const { readSync } = require('node:fs');
-const { BLOCK, SLOTS, READY, STATE, STOP, TICK, RELEASED, READ, FD, WAITING, LENGTH, START } = workerData.at;
+const { BLOCK, SLOTS, READY, STATE, STOP, TICK, RELEASED, READ, FD, WAITING, LENGTH, GONE, START } = workerData.at;
 const ctl = new Int32Array(workerData.control);
 const start = new Float64Array(workerData.control);
 const blocks = new Uint8Array(workerData.blocks);
 Atomics.store(ctl, READY, 1);
-for (;;) {
-  while (Atomics.load(ctl, STATE) !== 1) Atomics.wait(ctl, STATE, 0);
-  const fd = ctl[FD];
-  let offset = start[START];
-  for (let i = 0; ; ) {
-    const tick = Atomics.load(ctl, TICK);
-    if (Atomics.load(ctl, STOP) === 1) break;
-    if (i - Atomics.load(ctl, RELEASED) >= SLOTS) {
-      Atomics.store(ctl, WAITING, 1);
-      Atomics.wait(ctl, TICK, tick);
-      Atomics.store(ctl, WAITING, 0);
-      continue;
+try {
+  for (;;) {
+    while (Atomics.load(ctl, STATE) !== 1) Atomics.wait(ctl, STATE, 0);
+    const fd = ctl[FD];
+    let offset = start[START];
+    for (let i = 0; ; ) {
+      const tick = Atomics.load(ctl, TICK);
+      if (Atomics.load(ctl, STOP) === 1) break;
+      if (i - Atomics.load(ctl, RELEASED) >= SLOTS) {
+        Atomics.store(ctl, WAITING, 1);
+        Atomics.wait(ctl, TICK, tick);
+        Atomics.store(ctl, WAITING, 0);
+        continue;
+      }
+      const slot = i % SLOTS;
+      let n;
+      try {
+        n = readSync(fd, blocks, slot * BLOCK, BLOCK, offset);
+      } catch {
+        n = -1;
+      }
+      ctl[LENGTH + slot] = n;
+      Atomics.store(ctl, READ, ++i);
+      Atomics.notify(ctl, READ);
+      if (n < BLOCK) break;
+      offset += n;
     }
-    const slot = i % SLOTS;
-    let n;
-    try {
-      n = readSync(fd, blocks, slot * BLOCK, BLOCK, offset);
-    } catch {
-      n = -1;
-    }
-    ctl[LENGTH + slot] = n;
-    Atomics.store(ctl, READ, ++i);
-    Atomics.notify(ctl, READ);
-    if (n < BLOCK) break;
-    offset += n;
+    Atomics.store(ctl, STATE, 0);
+    Atomics.notify(ctl, STATE);
   }
+} finally {
+  Atomics.store(ctl, GONE, 1);
   Atomics.store(ctl, STATE, 0);
   Atomics.notify(ctl, STATE);
+  Atomics.notify(ctl, READ);
 }
 `;
 
@@ -99,7 +113,7 @@ function worker() {
   try {
     const control = new SharedArrayBuffer(CONTROL_BYTES);
     const blocks = new SharedArrayBuffer(SLOTS * BLOCK);
-    const at = { BLOCK, SLOTS, READY, STATE, STOP, TICK, RELEASED, READ, FD, WAITING, LENGTH, START };
+    const at = { BLOCK, SLOTS, READY, STATE, STOP, TICK, RELEASED, READ, FD, WAITING, LENGTH, GONE, START };
     const thread = new Worker(WORKER, { eval: true, workerData: { control, blocks, at }, name: 'dsh-fs read-ahead' });
     thread.unref();
     // A worker that fails to start leaves READY at 0: reads stay on the caller's thread.
@@ -128,7 +142,8 @@ export async function aheadReady() {
 export function startAhead(fd, offset) {
   if (owner !== null) return null;
   const w = worker();
-  if (w === null || Atomics.load(w.ctl, READY) !== 1 || Atomics.load(w.ctl, STATE) !== 0) return null;
+  if (w === null || Atomics.load(w.ctl, READY) !== 1 || Atomics.load(w.ctl, GONE) === 1) return null;
+  if (Atomics.load(w.ctl, STATE) !== 0) return null;
   const { ctl } = w;
   ctl[FD] = fd;
   w.start[START] = offset;
@@ -195,7 +210,10 @@ class ReadAhead {
       Atomics.add(ctl, TICK, 1);
       if (Atomics.load(ctl, WAITING) === 1) Atomics.notify(ctl, TICK);
     }
-    for (let read; (read = Atomics.load(ctl, READ)) <= i; ) Atomics.wait(ctl, READ, read);
+    for (let read; (read = Atomics.load(ctl, READ)) <= i; ) {
+      if (Atomics.load(ctl, GONE) === 1) return false;
+      Atomics.wait(ctl, READ, read, PATIENCE_MS);
+    }
     const slot = i % SLOTS;
     const n = ctl[LENGTH + slot];
     this.#taken = i + 1;
@@ -214,7 +232,9 @@ class ReadAhead {
     Atomics.store(ctl, STOP, 1);
     Atomics.add(ctl, TICK, 1);
     Atomics.notify(ctl, TICK);
-    for (let state; (state = Atomics.load(ctl, STATE)) !== 0; ) Atomics.wait(ctl, STATE, state);
+    for (let state; (state = Atomics.load(ctl, STATE)) !== 0 && Atomics.load(ctl, GONE) !== 1; ) {
+      Atomics.wait(ctl, STATE, state, PATIENCE_MS);
+    }
     owner = null;
   }
 }
