@@ -62,7 +62,8 @@ mod store {
     dsh_fs_core::wit_byte_store!(wit);
 }
 
-/// The imported provider.
+/// [`Provider`](dsh_fs_core::provider::Provider) over the imported
+/// `dsh:fs/provider`, and its resources as targets, streams and listings.
 #[cfg(not(feature = "text"))]
 mod imported {
     use super::dsh::fs::provider as seam;

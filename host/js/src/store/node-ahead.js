@@ -44,8 +44,8 @@ const FD = 6;
 const WAITING = 7;
 /** Bytes read into each slot (one word per slot), -1 for a failed read. */
 const LENGTH = 8;
-/** 1 once the worker has ended (it never should): every wait gives up. */
-const GONE = 11;
+/** 1 once the worker has ended (it never should): every wait gives up. After the lengths. */
+const GONE = LENGTH + SLOTS;
 /** Float64 index of the pass's first offset: bytes 48 to 56. */
 const START = 6;
 const CONTROL_BYTES = 56;
