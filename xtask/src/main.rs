@@ -70,35 +70,20 @@ fn main() -> Result<()> {
             write(&out, &plug_bytes(&read(&command)?, &[tools])?)?;
             out
         }
-        Some("js") => {
-            // Its own target directory: the tools with another feature set,
-            // under the same artifact name as the ones `cli` composes.
-            let tools = dsh_fs_build::component(
-                &workspace,
-                &target.with_file_name("guest-js"),
-                "dsh-fs-tools",
-                &["text"],
-                "dsh_fs_tools",
-            )
-            .map_err(anyhow::Error::msg)?;
-            let out = target.join("dsh_fs_tools_text.wasm");
-            write(&out, &read(&tools)?)?;
-            out
-        }
-        Some("edge") => {
-            // Its own target directory, as for `js`.
-            let tools = dsh_fs_build::component(
-                &workspace,
-                &target.with_file_name("guest-edge"),
-                "dsh-fs-tools",
-                &["text", "memory"],
-                "dsh_fs_tools",
-            )
-            .map_err(anyhow::Error::msg)?;
-            let out = target.join("dsh_fs_edge.wasm");
-            write(&out, &read(&tools)?)?;
-            out
-        }
+        Some("js") => tools_with_text(
+            &workspace,
+            &target,
+            "guest-js",
+            &["text"],
+            "dsh_fs_tools_text",
+        )?,
+        Some("edge") => tools_with_text(
+            &workspace,
+            &target,
+            "guest-edge",
+            &["text", "memory"],
+            "dsh_fs_edge",
+        )?,
         Some("plugin") => {
             // Its own target directory: it builds the tools and the wasi
             // store without their `component` feature, and their cdylibs,
@@ -187,6 +172,29 @@ fn plug_bytes(socket: &[u8], plugs: &[Vec<u8>]) -> Result<Vec<u8>> {
     }
     wac_graph::plug(&mut graph, ids, socket)?;
     Ok(graph.encode(EncodeOptions::default())?)
+}
+
+/// The tools built with `features` (the text layer linked in) in the target
+/// directory `dir` beside the components' own — another feature set under
+/// the artifact name `cli` composes — copied to `name.wasm` in the latter.
+fn tools_with_text(
+    workspace: &Path,
+    target: &Path,
+    dir: &str,
+    features: &[&str],
+    name: &str,
+) -> Result<PathBuf> {
+    let tools = dsh_fs_build::component(
+        workspace,
+        &target.with_file_name(dir),
+        "dsh-fs-tools",
+        features,
+        "dsh_fs_tools",
+    )
+    .map_err(anyhow::Error::msg)?;
+    let out = target.join(format!("{name}.wasm"));
+    write(&out, &read(&tools)?)?;
+    Ok(out)
 }
 
 fn read(path: &Path) -> Result<Vec<u8>> {

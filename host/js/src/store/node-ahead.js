@@ -142,8 +142,8 @@ export async function aheadReady() {
 export function startAhead(fd, offset) {
   if (owner !== null) return null;
   const w = worker();
+  // No owner: the last pass was stopped, so the worker is idle (or gone).
   if (w === null || Atomics.load(w.ctl, READY) !== 1 || Atomics.load(w.ctl, GONE) === 1) return null;
-  if (Atomics.load(w.ctl, STATE) !== 0) return null;
   const { ctl } = w;
   ctl[FD] = fd;
   w.start[START] = offset;

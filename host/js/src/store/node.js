@@ -253,7 +253,10 @@ class NodeReader {
   read(offset, len) {
     if (this.#ahead !== null) {
       const bytes = this.#ahead.take(offset, len);
-      if (bytes !== null) return bytes;
+      if (bytes !== null) {
+        this.#next = offset + bytes.length;
+        return bytes;
+      }
       this.#ahead = null;
     }
     const size = Number(this.#meta.size);
