@@ -376,7 +376,14 @@ fn splice_again<S: ByteStore, N: Shortcuts<S>>(
     Ok(written)
 }
 
-/// Buffers writes into a replacement and hashes them.
+/// How many bytes [`Output`] gathers into one write to the store. Pieces of
+/// this size or more go to the store as they are: an in-memory edit's
+/// unchanged ranges are written from the bytes read, not copied into a
+/// buffer first (which, the size of the file, was a fresh allocation and
+/// most of a 1 MiB edit's CPU time in page faults).
+const GATHER: usize = 64 << 10;
+
+/// Buffers small writes into a replacement and hashes them.
 struct Output<'r, R: Replace> {
     writer: BufWriter<HashingWriter<Sink<'r, R>>>,
 }
@@ -385,7 +392,7 @@ impl<'r, R: Replace> Output<'r, R> {
     fn new(replace: &'r mut R) -> Self {
         Output {
             writer: BufWriter::with_capacity(
-                CHUNK,
+                GATHER,
                 HashingWriter::new(Sink {
                     replace,
                     failed: None,

@@ -215,7 +215,9 @@ pub trait Object {
     /// Like [`Object::read_at`], into `buf`'s spare capacity: appends at
     /// most that many bytes and returns how many. A store that can read into
     /// memory not yet written spares the caller zeroing it first (5–6% of a
-    /// large first read's time, measured on the local disk).
+    /// large first read's time, measured on the local disk). An empty `buf`
+    /// may be replaced by a buffer the store already holds the bytes in, so
+    /// callers must not count on its capacity afterwards.
     fn read_append(&mut self, offset: u64, buf: &mut Vec<u8>) -> Result<usize, FsError> {
         let len = buf.len();
         buf.resize(buf.capacity(), 0);
