@@ -137,26 +137,33 @@ pub(super) fn apply_all<S: ByteStore>(
     {
         return Err(FsError::stale(shown).into());
     }
-    let mut current = original.clone();
+    // Each edit's result is made in the buffer the edit before last made
+    // its own in: two buffers whatever the number of edits, and the first
+    // edit reads the original rather than a copy of it.
+    let mut made: Option<Vec<u8>> = None;
+    let mut spare = Vec::new();
     let mut replacements = 0u32;
     for (i, edit) in edits.iter().enumerate() {
         let failed = |s: SpliceError| EditsError {
             edit: (!matches!(s, SpliceError::NotText(_))).then_some(i as u32),
             error: s.into_fs_error(shown),
         };
-        let plan = splice::plan(&current, edit, limit).map_err(failed)?;
-        let mut next = Vec::new();
-        next.try_reserve_exact(plan.size as usize)
+        let plan =
+            splice::plan(made.as_deref().unwrap_or(&original), edit, limit).map_err(failed)?;
+        spare.clear();
+        spare
+            .try_reserve_exact(plan.size as usize)
             .map_err(|_| too_large(shown, plan.size, limit, "made"))?;
-        plan.write_to(&mut next)
+        plan.write_to(&mut spare)
             .expect("writing to a Vec cannot fail");
         replacements = replacements.saturating_add(plan.replacements);
-        current = next;
+        spare = made.replace(spare).unwrap_or_default();
     }
+    let current = made.as_deref().unwrap_or(&original);
     replace.check_writable()?;
     let mut out = Output::new(&mut replace);
     out.writer
-        .write_all(&current)
+        .write_all(current)
         .map_err(|err| out.error(err))?;
     let hash = out.finish()?;
     drop(object);
