@@ -1154,6 +1154,20 @@ pub(crate) const CASES: &[Case] = &[
         fix: "if that is the word meant, send it as old_string",
         place: &["10:   add(product, quantity = 1) {"],
     },
+    Case {
+        name: "spelt: a short line with a misspelt word",
+        file: "cart.js",
+        read: true,
+        tool: "edit",
+        args: || edit("cart.js", "{ product, quantitiy }", "{ product, count }"),
+        code: "FS_EDIT_NOT_FOUND",
+        cause: "old_string with `quantity` for `quantitiy` (the file's spelling) is in the file 2 times",
+        fix: "send it with enough lines to be unique, or with replace_all",
+        place: &[
+            "first at line 15",
+            "15:       this.lines.set(product.id, { product, quantity });",
+        ],
+    },
     // --- arguments ------------------------------------------------------------
     Case {
         name: "args: read's prefixes pasted into new_string",

@@ -264,9 +264,13 @@ pub(super) fn explain_miss<P: Provider>(
             diagnosis.kept = None;
         }
     }
-    // Nothing similar to a one-word old_string: the word it may misspell.
+    // Nothing similar: the words of a one-line old_string the file may
+    // misspell (a one-word old_string: the word), and for several words
+    // whether old_string spelt as the file spells them is there.
+    let one_word = Spelling::new(&request.old_string);
+    let whole = one_word.is_none();
     if diagnosis.excerpt.is_none()
-        && let Some(mut spelling) = Spelling::new(&request.old_string)
+        && let Some(mut spelling) = one_word.or_else(|| Spelling::words(&request.old_string))
     {
         match &text {
             Some(text) => {
@@ -281,13 +285,21 @@ pub(super) fn explain_miss<P: Provider>(
                 });
             }
         }
-        if let Some((word, count, line)) = spelling.nearest() {
-            let times = plural(count, "time", "times");
-            diagnosis.message = format!(
-                "`{}` is not in the file, but `{word}` is, {times} (first at line {line}): if \
-                 that is the word meant, send it as old_string:",
-                request.old_string.trim()
-            );
+        let found = if whole {
+            misspelt(spelling.misspelt(), request, haystack)
+        } else {
+            spelling.nearest().map(|(word, count, line)| {
+                let message = format!(
+                    "`{}` is not in the file, but `{word}` is, {} (first at line {line}): if \
+                     that is the word meant, send it as old_string:",
+                    request.old_string.trim(),
+                    plural(count, "time", "times"),
+                );
+                (message, line)
+            })
+        };
+        if let Some((message, line)) = found {
+            diagnosis.message = message;
             diagnosis.excerpt = Some((line, 1));
             diagnosis.kept = None;
         }
@@ -311,6 +323,48 @@ pub(super) fn explain_miss<P: Provider>(
         None => String::new(),
     };
     ToolError::edit_not_found(display, &diagnosis.message, excerpt)
+}
+
+/// What to say of the words of old_string the file spells otherwise
+/// ([`Spelling::misspelt`]), and the line to show: where old_string spelt
+/// the file's way is, else where the first such word is.
+fn misspelt(
+    swaps: Vec<(String, String, u64, u64)>,
+    request: &EditRequest,
+    haystack: &dyn Haystack,
+) -> Option<(String, u64)> {
+    let (old, word, count, line) = swaps.first()?;
+    let spelt: Vec<String> = swaps
+        .iter()
+        .map(|(old, word, ..)| format!("`{word}` for `{old}`"))
+        .collect();
+    let respelt = super::diagnose::respelt(&request.old_string, &swaps);
+    let spelt = spelt.join(", ");
+    Some(match haystack.occurrences(&respelt, usize::MAX) {
+        (1, Some(at)) => (
+            format!(
+                "old_string with {spelt} (the file's spelling) is at line {at}: if that is the \
+                 text meant, send it as old_string:"
+            ),
+            at,
+        ),
+        (n, Some(at)) => (
+            format!(
+                "old_string with {spelt} (the file's spelling) is in the file {n} times, first \
+                 at line {at}: if that is the text meant, send it with enough lines to be unique, \
+                 or with replace_all:"
+            ),
+            at,
+        ),
+        _ => (
+            format!(
+                "`{old}` is not in the file, but `{word}` is, {} (first at line {line}); copy \
+                 old_string from the file's text:",
+                plural(*count, "time", "times"),
+            ),
+            *line,
+        ),
+    })
 }
 
 /// Fills `window` from the text at hand, or by streaming the file until

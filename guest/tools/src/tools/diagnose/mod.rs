@@ -28,7 +28,7 @@ use dsh_fs_core::text::fold_crlf;
 use lines::{Lines, RARE_PLACES};
 pub use pasted::numbered_like_read;
 use pasted::{Pasted, decode_escapes, pasted_prefixes, split_lines, strip_prefixes};
-pub use render::{Spelling, first_difference, first_difference_in};
+pub use render::{Spelling, first_difference, first_difference_in, respelt};
 use render::{compose, fix_phrase, lines_phrase, plural, range_phrase};
 use scan::{Features, LooseEnds, Needle, Ring};
 

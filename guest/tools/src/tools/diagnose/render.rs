@@ -450,49 +450,61 @@ pub fn first_difference_in<'a>(
 /// of its letters), how often the file has it, and the line of the first;
 /// fed the file line by line, so a streamed file is judged as one at hand.
 /// The nearest first, then the most frequent; `None` when nothing is that near.
+///
+/// For an old_string of one line, the same for each of its words of four
+/// letters or more ([`Spelling::words`]): those the file does not hold and
+/// spells nearly are [`Spelling::misspelt`].
 pub struct Spelling {
+    words: Vec<Word>,
+}
+
+/// One word looked for, and what the file holds near it.
+struct Word {
     old: String,
     len: usize,
     most: usize,
+    /// The file holds the word itself.
+    present: bool,
     /// word -> (distance, count, first line)
     near: std::collections::HashMap<String, (usize, u64, u64)>,
 }
 
-impl Spelling {
-    /// `None` when `old` is not one word of at least four letters.
-    pub fn new(old: &str) -> Option<Self> {
-        let old = old.trim();
+/// Words of a one-line old_string looked for at most: each costs a
+/// comparison with every word of the file that is nearly as long.
+const MOST_WORDS: usize = 8;
+
+impl Word {
+    fn new(old: &str) -> Word {
         let len = old.chars().count();
-        if len < 4 || !old.chars().all(is_word) {
-            return None;
-        }
-        Some(Spelling {
+        Word {
             old: old.to_owned(),
             len,
             most: (len / 4).clamp(1, 2),
+            present: false,
             near: Default::default(),
-        })
+        }
     }
 
-    /// Line `no` of the file.
-    pub fn line(&mut self, no: u64, line: &str) {
-        for token in line.split(|c: char| !is_word(c)).filter(|t| !t.is_empty()) {
-            if let Some(seen) = self.near.get_mut(token) {
-                seen.1 += 1;
-                continue;
-            }
-            if token.chars().count().abs_diff(self.len) > self.most {
-                continue;
-            }
-            let d = strsim::damerau_levenshtein(token, &self.old);
-            if (1..=self.most).contains(&d) {
-                self.near.insert(token.to_owned(), (d, 1, no));
-            }
+    fn token(&mut self, no: u64, token: &str, chars: usize) {
+        if let Some(seen) = self.near.get_mut(token) {
+            seen.1 += 1;
+            return;
+        }
+        if chars.abs_diff(self.len) > self.most {
+            return;
+        }
+        if token == self.old {
+            self.present = true;
+            return;
+        }
+        let d = strsim::damerau_levenshtein(token, &self.old);
+        if (1..=self.most).contains(&d) {
+            self.near.insert(token.to_owned(), (d, 1, no));
         }
     }
 
     /// The nearest word, how often the file has it, and its first line.
-    pub fn nearest(self) -> Option<(String, u64, u64)> {
+    fn nearest(self) -> Option<(String, u64, u64)> {
         self.near
             .into_iter()
             .min_by(|a, b| {
@@ -504,6 +516,93 @@ impl Spelling {
             })
             .map(|(w, (_, count, line))| (w, count, line))
     }
+}
+
+impl Spelling {
+    /// `None` when `old` is not one word of at least four letters.
+    pub fn new(old: &str) -> Option<Self> {
+        let old = old.trim();
+        if old.chars().count() < 4 || !old.chars().all(is_word) {
+            return None;
+        }
+        Some(Spelling {
+            words: vec![Word::new(old)],
+        })
+    }
+
+    /// The words of four letters or more of a one-line `old` (the first
+    /// [`MOST_WORDS`] different ones); `None` when it has more than one
+    /// line or no such word.
+    pub fn words(old: &str) -> Option<Self> {
+        let old = old.trim();
+        if old.contains('\n') {
+            return None;
+        }
+        let mut words: Vec<Word> = Vec::new();
+        for token in old.split(|c: char| !is_word(c)) {
+            if token.chars().count() >= 4 && !words.iter().any(|w| w.old == token) {
+                words.push(Word::new(token));
+            }
+        }
+        words.truncate(MOST_WORDS);
+        (!words.is_empty()).then_some(Spelling { words })
+    }
+
+    /// Line `no` of the file.
+    pub fn line(&mut self, no: u64, line: &str) {
+        for token in line.split(|c: char| !is_word(c)).filter(|t| !t.is_empty()) {
+            let chars = token.chars().count();
+            for word in &mut self.words {
+                word.token(no, token, chars);
+            }
+        }
+    }
+
+    /// The nearest word to the one looked for, how often the file has it,
+    /// and its first line.
+    pub fn nearest(self) -> Option<(String, u64, u64)> {
+        let word = self.words.into_iter().next()?;
+        if word.present {
+            return None;
+        }
+        word.nearest()
+    }
+
+    /// The words looked for that the file does not hold but spells nearly:
+    /// each with the file's word, how often the file has it and its first line.
+    pub fn misspelt(self) -> Vec<(String, String, u64, u64)> {
+        self.words
+            .into_iter()
+            .filter(|w| !w.present)
+            .filter_map(|w| {
+                let old = w.old.clone();
+                w.nearest()
+                    .map(|(word, count, line)| (old, word, count, line))
+            })
+            .collect()
+    }
+}
+
+/// `old` with each of `swaps`' words (whole words only) replaced by the
+/// file's spelling of it.
+pub fn respelt(old: &str, swaps: &[(String, String, u64, u64)]) -> String {
+    let mut out = String::with_capacity(old.len() + 8);
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        let swap = swaps.iter().find(|(from, ..)| from == word);
+        out.push_str(swap.map_or(word.as_str(), |(_, to, ..)| to));
+        word.clear();
+    };
+    for c in old.chars() {
+        if is_word(c) {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
 }
 
 fn is_word(c: char) -> bool {
