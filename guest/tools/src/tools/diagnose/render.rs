@@ -467,6 +467,8 @@ struct Word {
     present: bool,
     /// word -> (distance, count, first line)
     near: std::collections::HashMap<String, (usize, u64, u64)>,
+    /// How often each byte occurs in the word, when it is ASCII.
+    letters: Option<[u8; 128]>,
 }
 
 /// Words of a one-line old_string looked for at most: each costs a
@@ -482,20 +484,37 @@ impl Word {
             most: (len / 4).clamp(1, 2),
             present: false,
             near: Default::default(),
+            letters: letters(old),
         }
     }
 
+    /// A word of the file (`chars` long), on line `no`. Most are told
+    /// apart by their length or their letters before any edit distance is
+    /// computed: a file of 100 MiB is a million lines of them.
     fn token(&mut self, no: u64, token: &str, chars: usize) {
-        if let Some(seen) = self.near.get_mut(token) {
-            seen.1 += 1;
+        if chars.abs_diff(self.len) > self.most {
             return;
         }
-        if chars.abs_diff(self.len) > self.most {
+        if let Some(seen) = self.near.get_mut(token) {
+            seen.1 += 1;
             return;
         }
         if token == self.old {
             self.present = true;
             return;
+        }
+        if let (Some(old), Some(new)) = (&self.letters, letters(token)) {
+            // An edit changes at most two letter counts by one each, so
+            // counts that differ by more than twice the edits allowed rule
+            // the word out.
+            let apart: usize = old
+                .iter()
+                .zip(&new)
+                .map(|(a, b)| a.abs_diff(*b) as usize)
+                .sum();
+            if apart > 2 * self.most {
+                return;
+            }
         }
         let d = strsim::damerau_levenshtein(token, &self.old);
         if (1..=self.most).contains(&d) {
@@ -603,6 +622,17 @@ pub fn respelt(old: &str, swaps: &[(String, String, u64, u64)]) -> String {
     }
     flush(&mut word, &mut out);
     out
+}
+
+/// How often each byte occurs in an ASCII `word` (saturating); `None`
+/// for any other word.
+fn letters(word: &str) -> Option<[u8; 128]> {
+    let mut counts = [0u8; 128];
+    for b in word.bytes() {
+        let slot = counts.get_mut(usize::from(b))?;
+        *slot = slot.saturating_add(1);
+    }
+    Some(counts)
 }
 
 fn is_word(c: char) -> bool {

@@ -549,3 +549,44 @@ fn spacing_inside_a_line_is_shown_visibly() {
         d.message
     );
 }
+
+/// Every word within the edits allowed is found, whatever the edit (the
+/// letter counts rule words out before the edit distance is computed, and
+/// must never rule out one of these); words further off, or of another
+/// length, are not.
+#[test]
+fn spelling_finds_each_kind_of_edit_and_nothing_further() {
+    let near = [
+        "quantitiy", // a letter added
+        "qantity",   // one left out
+        "quentity",  // one replaced
+        "qxxntity",  // two replaced
+        "quantiyt",  // two swapped
+        "quanitty",  // two swapped inside
+        "qauntiyt",  // two swaps
+        "quàntity",  // a letter replaced by one outside ASCII
+    ];
+    for word in near {
+        let mut spelling = Spelling::new("quantity").unwrap();
+        spelling.line(7, &format!("let {word} = 1; // 12345678 abcdefgh"));
+        let found = spelling.nearest();
+        assert_eq!(found, Some((word.to_owned(), 1, 7)), "{word}");
+    }
+    for far in [
+        "qxxxtity",
+        "quantityxyz",
+        "tnauqity",
+        "ytitnauq",
+        "12345678",
+    ] {
+        let mut spelling = Spelling::new("quantity").unwrap();
+        spelling.line(1, far);
+        assert_eq!(spelling.nearest(), None, "{far}");
+    }
+    let mut spelling = Spelling::words("{ product, quantitiy }").unwrap();
+    spelling.line(3, "set(product.id, { product, quantity });");
+    assert_eq!(
+        spelling.misspelt(),
+        vec![("quantitiy".to_owned(), "quantity".to_owned(), 1, 3)]
+    );
+}
