@@ -9,8 +9,8 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { firstReads } from './bench-first-read.mjs';
 
 const CALLS = Number(process.env.CALLS ?? 10_000);
 
@@ -61,22 +61,18 @@ const large = process.env.BENCH_FILE ?? `${tmpdir()}/dsh-fs-bench/text-100mib.tx
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 let largeRead = null;
 if (existsSync(large)) {
-  const { NodeStore } = await import('./src/node.js');
-  const size = statSync(large).size;
-  const middle = Math.floor(size / 80 / 2);
-  const reads = [];
   const counts = [];
-  for (let i = 0; i < 15; i++) {
-    const s = createSession({ store: new NodeStore(dirname(large)) });
-    const t = performance.now();
-    const r = s.execute('read', { file_path: basename(large), offset: middle, limit: 2000 });
-    reads.push(performance.now() - t);
-    if (r.isError) throw new Error(r.text);
+  const reads = await firstReads(large, 15, () => {
     const w = performance.now();
     execFileSync('wc', ['-l', large]);
     counts.push(performance.now() - w);
-  }
-  largeRead = { size, first: median(reads.slice(0, 5)), settled: median(reads.slice(10)), wc: median(counts) };
+  });
+  largeRead = {
+    size: statSync(large).size,
+    first: median(reads.slice(0, 5)),
+    settled: median(reads.slice(10)),
+    wc: median(counts),
+  };
 }
 
 const generated = fileURLToPath(new URL('./generated/', import.meta.url));

@@ -32,6 +32,10 @@ pub struct BenchOptions {
     pub search_files: usize,
     /// Measure only the edit of a large object in this store.
     pub store: Option<StoreBench>,
+    /// The Node.js that runs the npm package for the host-path figures.
+    pub node: PathBuf,
+    /// The Python with the wheel installed, for the host-path figures.
+    pub python: PathBuf,
 }
 
 /// The `dsh-fs` binary the process figures measure: the one built beside
@@ -100,7 +104,19 @@ pub fn run(opts: &BenchOptions) -> Result<()> {
 
     let host_sizes: Vec<u64> = sizes.iter().copied().filter(|&m| m <= 100).collect();
     if !host_sizes.is_empty() {
-        hosts::first_reads(&runtime, &provider, &exe, &opts.dir, opts.reps, &host_sizes)?;
+        let others = [
+            hosts::OtherHost::Node(opts.node.clone()),
+            hosts::OtherHost::Wheel(opts.python.clone()),
+        ];
+        hosts::first_reads(
+            &runtime,
+            &provider,
+            &exe,
+            &opts.dir,
+            opts.reps,
+            &host_sizes,
+            &others,
+        )?;
     }
 
     if sizes.iter().any(|&m| m >= 100) {

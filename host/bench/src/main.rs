@@ -37,6 +37,14 @@ struct Args {
     /// Size of the object in MiB for `--store`.
     #[arg(long, default_value_t = 1024)]
     store_mib: u64,
+    /// The Node.js whose run of the npm package (`host/js`, built) the
+    /// host-path figures include; skipped when it cannot run it.
+    #[arg(long, default_value = "node")]
+    node: PathBuf,
+    /// The Python whose wheel (`dsh_fs`) the host-path figures include;
+    /// skipped when it has none.
+    #[arg(long, default_value = "python3")]
+    python: PathBuf,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -52,5 +60,7 @@ fn main() -> anyhow::Result<()> {
             endpoint: args.endpoint,
             mib: args.store_mib,
         }),
+        node: args.node,
+        python: args.python,
     })
 }

@@ -47,6 +47,9 @@ fn every_figure_runs_at_its_smallest() {
         "first windowed read",
         "host paths: first windowed read",
         "library",
+        // Measured where installed, else skipped with the reason.
+        "(npm package, NodeStore)",
+        "wheel",
         "edit of the marker line",
         "edit miss",
         "20 sequential reads of a 4 KiB file",

@@ -6,6 +6,10 @@ lines); the first argument names another, the second the `dsh-fs` binary.
 Prints; asserts nothing.
 
     python host/python/bench/first_read.py [FILE] [DSH_FS]
+
+With `--reads N FILE`, only the wheel's reads, N of them, each in a fresh
+session, printed as one JSON line of milliseconds: `dsh-fs-bench` runs it
+so, and sets them beside the library's in the same run.
 """
 
 import json
@@ -18,9 +22,13 @@ import time
 
 import dsh_fs
 
-large = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
-    tempfile.gettempdir(), "dsh-fs-bench", "text-100mib.txt"
-)
+if sys.argv[1:2] == ["--reads"]:
+    count, large = int(sys.argv[2]), sys.argv[3]
+else:
+    count = None
+    large = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        tempfile.gettempdir(), "dsh-fs-bench", "text-100mib.txt"
+    )
 binary = sys.argv[2] if len(sys.argv) > 2 else "target/release/dsh-fs"
 root, name = os.path.split(large)
 middle = os.path.getsize(large) // 80 // 2
@@ -44,6 +52,14 @@ def serve_read(server):
     reply = json.loads(server.stdout.readline())
     assert not reply["is_error"], reply["text"]
 
+
+if count is not None:
+    ms = []
+    for _ in range(count):
+        session = dsh_fs.Session(root=root)
+        ms.append(timed(lambda: wheel_read(session)))
+    print(json.dumps({"python": sys.version.split()[0], "ms": ms}))
+    sys.exit(0)
 
 reads, counts, serves = [], [], []
 for _ in range(5):

@@ -1,14 +1,16 @@
 //! The host paths a user takes, each against the library in process: the
 //! `dsh-fs serve` JSON lines and the `dsh-fs mcp` server, both driven by a
 //! raw client over pipes (no SDK, so what is measured is the server and its
-//! transport), and the server's own CPU time for the call.
+//! transport), and the server's own CPU time for the call; and where they
+//! are installed, the npm package in Node and the wheel in Python, each run
+//! by its own script on the same file.
 
 use super::{lines_in, median, name, sample, show, text_file, timed};
 use anyhow::{Context, Result, bail};
 use dsh_fs::{DynProvider, Runtime, SessionOptions};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -168,9 +170,12 @@ pub(super) fn first_reads(
     dir: &Path,
     reps: usize,
     sizes: &[u64],
+    others: &[OtherHost],
 ) -> Result<()> {
     let small = r#"{"file_path":"small-4k.txt"}"#;
     std::fs::write(dir.join("small-4k.txt"), small_file())?;
+    // A host that could not be measured is said so once, then left out.
+    let mut skipped = vec![false; others.len()];
     println!(
         "\nhost paths: first windowed read (offset = middle line, limit 2000), each in a fresh \
          session, against the library in process; server CPU = all its threads during the call"
@@ -211,8 +216,140 @@ pub(super) fn first_reads(
             );
         }
         println!("{row}");
+        let library = median(&library);
+        for (host, skipped) in others.iter().zip(&mut skipped) {
+            if *skipped {
+                continue;
+            }
+            match host.reads(&file, reps, library) {
+                Ok(line) => println!("             {line}"),
+                Err(why) => {
+                    println!("             {}: skipped, {why}", host.label());
+                    *skipped = true;
+                }
+            }
+        }
     }
     Ok(())
+}
+
+/// A host of the npm package or the wheel, measured by its own script on
+/// the file the library reads (`host/js/bench-first-read.mjs`,
+/// `host/python/bench/first_read.py --reads`): each read a fresh session in
+/// one process of that host, the milliseconds printed as a JSON line.
+pub(super) enum OtherHost {
+    /// Node running the npm package over `NodeStore`.
+    Node(PathBuf),
+    /// A Python with the wheel installed.
+    Wheel(PathBuf),
+}
+
+impl OtherHost {
+    fn label(&self) -> &'static str {
+        match self {
+            OtherHost::Node(_) => "Node (npm package, NodeStore)",
+            OtherHost::Wheel(_) => "wheel",
+        }
+    }
+
+    /// The host's reads of `file`, as a line to print beside the library's
+    /// median; `Err` says why the host was not measured.
+    fn reads(
+        &self,
+        file: &Path,
+        reps: usize,
+        library: Duration,
+    ) -> std::result::Result<String, String> {
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let (program, script, reads) = match self {
+            OtherHost::Node(node) => {
+                if !source.join("js/generated").is_dir() {
+                    return Err("no transpiled component: `npm --prefix host/js run build`".into());
+                }
+                // V8 optimizes the hot code during the first reads of a
+                // process: the first five are one figure, the last `reps`,
+                // once that has settled, another.
+                (node, source.join("js/bench-first-read.mjs"), 10 + reps)
+            }
+            OtherHost::Wheel(python) => {
+                (python, source.join("python/bench/first_read.py"), reps + 1)
+            }
+        };
+        let mut command = Command::new(program);
+        command.arg(&script);
+        if let OtherHost::Wheel(_) = self {
+            command.arg("--reads").arg(reads.to_string()).arg(file);
+        } else {
+            command.arg(file).arg(reads.to_string());
+        }
+        let out = command
+            .stderr(Stdio::piped())
+            .output()
+            .map_err(|err| format!("`{}` did not start ({err})", program.display()))?;
+        if !out.status.success() {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if stderr.contains("No module named 'dsh_fs'") {
+                return Err(format!(
+                    "`{}` has no `dsh_fs`: install the wheel (README, Python) or name a Python \
+                     that has it with --python",
+                    program.display()
+                ));
+            }
+            let last = stderr.lines().rev().find(|l| !l.trim().is_empty());
+            return Err(format!(
+                "`{} {}` failed: {}",
+                program.display(),
+                script.display(),
+                last.unwrap_or("no message")
+            ));
+        }
+        let parsed: Value = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .rev()
+            .find_map(|l| serde_json::from_str(l).ok())
+            .ok_or("its script printed no figures")?;
+        let ms: Vec<Duration> = parsed["ms"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_f64())
+            .map(|ms| Duration::from_secs_f64(ms / 1e3))
+            .collect();
+        if ms.len() != reads {
+            return Err(format!("its script printed {} of {reads} reads", ms.len()));
+        }
+        let sorted = |mut v: Vec<Duration>| {
+            v.sort();
+            v
+        };
+        let ratio = |v: &[Duration]| median(v).as_secs_f64() / library.as_secs_f64();
+        Ok(match self {
+            OtherHost::Node(_) => {
+                let first = sorted(ms[..5].to_vec());
+                let settled = sorted(ms[ms.len() - reps..].to_vec());
+                format!(
+                    "Node {} (npm package, NodeStore): reads 1-5 of its process {} ({:.2}x \
+                     library), the last {reps} {} ({:.2}x)",
+                    parsed["node"].as_str().unwrap_or("?"),
+                    show(&first),
+                    ratio(&first),
+                    show(&settled),
+                    ratio(&settled),
+                )
+            }
+            OtherHost::Wheel(_) => {
+                // The first read of the process, like the library's warm-up
+                // call, is left out.
+                let reads = sorted(ms[1..].to_vec());
+                format!(
+                    "wheel, Python {}: {} ({:.2}x library)",
+                    parsed["python"].as_str().unwrap_or("?"),
+                    show(&reads),
+                    ratio(&reads),
+                )
+            }
+        })
+    }
 }
 
 /// `calls` reads of a 4 KiB file through each host path in one session:
