@@ -23,13 +23,13 @@ import time
 import dsh_fs
 
 if sys.argv[1:2] == ["--reads"]:
-    count, large = int(sys.argv[2]), sys.argv[3]
+    count, large, binary = int(sys.argv[2]), sys.argv[3], None
 else:
     count = None
     large = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         tempfile.gettempdir(), "dsh-fs-bench", "text-100mib.txt"
     )
-binary = sys.argv[2] if len(sys.argv) > 2 else "target/release/dsh-fs"
+    binary = sys.argv[2] if len(sys.argv) > 2 else "target/release/dsh-fs"
 root, name = os.path.split(large)
 middle = os.path.getsize(large) // 80 // 2
 args = {"file_path": name, "offset": middle, "limit": 2000}

@@ -261,6 +261,7 @@ impl OtherHost {
         library: Duration,
     ) -> std::result::Result<String, String> {
         let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut command;
         let (program, script, reads) = match self {
             OtherHost::Node(node) => {
                 if !source.join("js/generated").is_dir() {
@@ -269,19 +270,22 @@ impl OtherHost {
                 // V8 optimizes the hot code during the first reads of a
                 // process: the first five are one figure, the last `reps`,
                 // once that has settled, another.
-                (node, source.join("js/bench-first-read.mjs"), 10 + reps)
+                let (script, reads) = (source.join("js/bench-first-read.mjs"), 10 + reps);
+                command = Command::new(node);
+                command.arg(&script).arg(file).arg(reads.to_string());
+                (node, script, reads)
             }
             OtherHost::Wheel(python) => {
-                (python, source.join("python/bench/first_read.py"), reps + 1)
+                let (script, reads) = (source.join("python/bench/first_read.py"), reps + 1);
+                command = Command::new(python);
+                command
+                    .arg(&script)
+                    .arg("--reads")
+                    .arg(reads.to_string())
+                    .arg(file);
+                (python, script, reads)
             }
         };
-        let mut command = Command::new(program);
-        command.arg(&script);
-        if let OtherHost::Wheel(_) = self {
-            command.arg("--reads").arg(reads.to_string()).arg(file);
-        } else {
-            command.arg(file).arg(reads.to_string());
-        }
         let out = command
             .stderr(Stdio::piped())
             .output()
