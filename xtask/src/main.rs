@@ -202,10 +202,22 @@ fn read(path: &Path) -> Result<Vec<u8>> {
 }
 
 /// Writes `bytes` to `path` through a file beside it, so a reader never
-/// sees half a component (the process id in its name: two builds at once
-/// never write into one temp file).
+/// sees half a component (a fresh temp file: two builds at once never write
+/// into one), readable by all as `std::fs::write` would leave it.
 fn write(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = PathBuf::from(format!("{}.{}.tmp", path.display(), std::process::id()));
-    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
+    let mut tmp = builder
+        .tempfile_in(dir)
+        .with_context(|| format!("writing a temp file in {}", dir.display()))?;
+    std::io::Write::write_all(&mut tmp, bytes)
+        .with_context(|| format!("writing {}", tmp.path().display()))?;
+    tmp.persist(path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
 }
