@@ -17,8 +17,16 @@ import { Worker } from 'node:worker_threads';
 
 /** Bytes the worker reads at a time: the component's stream chunk. */
 const BLOCK = 256 << 10;
-/** Blocks in the ring: the one the caller is taking from and two read ahead. */
-const SLOTS = 3;
+/** Blocks in the ring: the one the caller is taking from and up to seven read ahead. */
+const SLOTS = 8;
+/**
+ * Free blocks a full ring waits for before the worker reads on: it is woken
+ * once per four blocks rather than for each, and the caller still has four
+ * read ahead while it wakes.
+ */
+const REFILL = 4;
+/** Most bytes a pass reads ahead of what the caller has taken; for tests. */
+export const AHEAD_BYTES = SLOTS * BLOCK;
 /**
  * Bytes left below which no pass starts: a short rest is not worth the
  * hand-offs (a 1 MiB file is read whole in well under a millisecond).
@@ -40,15 +48,15 @@ const RELEASED = 4;
 const READ = 5;
 /** The descriptor of the pass. */
 const FD = 6;
-/** 1 while the worker waits for a slot to be released. */
+/** While the worker waits for slots to be released, the count of released blocks it waits for; else 0. */
 const WAITING = 7;
 /** Bytes read into each slot (one word per slot), -1 for a failed read. */
 const LENGTH = 8;
 /** 1 once the worker has ended (it never should): every wait gives up. After the lengths. */
 const GONE = LENGTH + SLOTS;
-/** Float64 index of the pass's first offset: bytes 48 to 56. */
-const START = 6;
-const CONTROL_BYTES = 56;
+/** Float64 index of the pass's first offset, after the Int32 words. */
+const START = Math.ceil((GONE + 1) / 2);
+const CONTROL_BYTES = (START + 1) * 8;
 /**
  * Longest single wait on the worker: a wake-up it sends is never missed, but
  * a worker that ended between the check and the wait is seen at the next try.
@@ -60,7 +68,7 @@ const PATIENCE_MS = 50;
 const WORKER = `
 const { workerData } = require('node:worker_threads');
 const { readSync } = require('node:fs');
-const { BLOCK, SLOTS, READY, STATE, STOP, TICK, RELEASED, READ, FD, WAITING, LENGTH, GONE, START } = workerData.at;
+const { BLOCK, SLOTS, REFILL, READY, STATE, STOP, TICK, RELEASED, READ, FD, WAITING, LENGTH, GONE, START } = workerData.at;
 const ctl = new Int32Array(workerData.control);
 const start = new Float64Array(workerData.control);
 const blocks = new Uint8Array(workerData.blocks);
@@ -74,7 +82,8 @@ try {
       const tick = Atomics.load(ctl, TICK);
       if (Atomics.load(ctl, STOP) === 1) break;
       if (i - Atomics.load(ctl, RELEASED) >= SLOTS) {
-        Atomics.store(ctl, WAITING, 1);
+        // A release after \`tick\` was read ends the wait at once: none is missed.
+        Atomics.store(ctl, WAITING, i - SLOTS + REFILL);
         Atomics.wait(ctl, TICK, tick);
         Atomics.store(ctl, WAITING, 0);
         continue;
@@ -113,7 +122,7 @@ function worker() {
   try {
     const control = new SharedArrayBuffer(CONTROL_BYTES);
     const blocks = new SharedArrayBuffer(SLOTS * BLOCK);
-    const at = { BLOCK, SLOTS, READY, STATE, STOP, TICK, RELEASED, READ, FD, WAITING, LENGTH, GONE, START };
+    const at = { BLOCK, SLOTS, REFILL, READY, STATE, STOP, TICK, RELEASED, READ, FD, WAITING, LENGTH, GONE, START };
     const thread = new Worker(WORKER, { eval: true, workerData: { control, blocks, at }, name: 'dsh-fs read-ahead' });
     thread.unref();
     // A worker that fails to start leaves READY at 0: reads stay on the caller's thread.
@@ -208,7 +217,8 @@ class ReadAhead {
     if (i > 0) {
       Atomics.store(ctl, RELEASED, i);
       Atomics.add(ctl, TICK, 1);
-      if (Atomics.load(ctl, WAITING) === 1) Atomics.notify(ctl, TICK);
+      const wake = Atomics.load(ctl, WAITING);
+      if (wake !== 0 && i >= wake) Atomics.notify(ctl, TICK);
     }
     for (let read; (read = Atomics.load(ctl, READ)) <= i; ) {
       if (Atomics.load(ctl, GONE) === 1) return false;
