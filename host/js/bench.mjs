@@ -3,14 +3,15 @@
 // result), per-call latency of sequential `read`s of a 4 KiB file and of
 // one-line `edit`s of it in one session, the first windowed read of the
 // middle of the large file `dsh-fs-bench` generates (over `NodeStore`, the
-// local disk) against `wc -l` of it, and the size of the transpiled bundle
+// local disk) against `wc -l` of it and against the file handed over without
+// the component (Node's transport), and the size of the transpiled bundle
 // (generated .js + .wasm). Prints; asserts nothing.
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { firstReads } from './bench-first-read.mjs';
+import { firstReads, transport } from './bench-first-read.mjs';
 
 const CALLS = Number(process.env.CALLS ?? 10_000);
 
@@ -62,16 +63,19 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 let largeRead = null;
 if (existsSync(large)) {
   const counts = [];
-  const reads = await firstReads(large, 15, () => {
+  const passes = [];
+  const reads = await firstReads(large, 15, async () => {
     const w = performance.now();
     execFileSync('wc', ['-l', large]);
     counts.push(performance.now() - w);
+    passes.push(await transport(large));
   });
   largeRead = {
     size: statSync(large).size,
     first: median(reads.slice(0, 5)),
     settled: median(reads.slice(10)),
     wc: median(counts),
+    transport: median(passes.slice(10)),
   };
 }
 
@@ -92,10 +96,10 @@ console.log(
   `${edits} sequential one-line edits of it: ${((editElapsed * 1000) / edits).toFixed(1)} µs/call (${Math.round((edits * 1000) / editElapsed)} calls/s)`,
 );
 if (largeRead) {
-  const { size, first, settled, wc } = largeRead;
+  const { size, first, settled, wc, transport } = largeRead;
   const mib = (size / 2 ** 20).toFixed(0);
   console.log(
-    `first read of the middle of ${mib} MiB (NodeStore, each in a fresh session): reads 1-5 of the process ${first.toFixed(1)} ms (${(first / wc).toFixed(2)}x), reads 11-15 ${settled.toFixed(1)} ms (${(settled / wc).toFixed(2)}x); \`wc -l\` ${wc.toFixed(1)} ms (as a child process, median of 15)`,
+    `first read of the middle of ${mib} MiB (NodeStore, each in a fresh session): reads 1-5 of the process ${first.toFixed(1)} ms (${(first / wc).toFixed(2)}x), reads 11-15 ${settled.toFixed(1)} ms (${(settled / wc).toFixed(2)}x); \`wc -l\` ${wc.toFixed(1)} ms (as a child process, median of 15); the file handed over as to the component, without it (Node's transport) ${transport.toFixed(1)} ms (${(transport / wc).toFixed(2)}x)`,
   );
 } else {
   console.log(`first read of a large file: skipped, no ${large} (run dsh-fs-bench first)`);

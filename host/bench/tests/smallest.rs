@@ -60,4 +60,11 @@ fn every_figure_runs_at_its_smallest() {
     ] {
         assert!(stdout.contains(figure), "no {figure:?} in:\n{stdout}");
     }
+    // Node, where measured, with its transport beside it.
+    if stdout.contains("reads 1-5 of its process") {
+        assert!(
+            stdout.contains("(Node's transport:"),
+            "Node measured without its transport:\n{stdout}"
+        );
+    }
 }

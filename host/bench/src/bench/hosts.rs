@@ -312,13 +312,16 @@ impl OtherHost {
             .rev()
             .find_map(|l| serde_json::from_str(l).ok())
             .ok_or("its script printed no figures")?;
-        let ms: Vec<Duration> = parsed["ms"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|v| v.as_f64())
-            .map(|ms| Duration::from_secs_f64(ms / 1e3))
-            .collect();
+        let durations = |key: &str| -> Vec<Duration> {
+            parsed[key]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_f64())
+                .map(|ms| Duration::from_secs_f64(ms / 1e3))
+                .collect()
+        };
+        let ms = durations("ms");
         if ms.len() != reads {
             return Err(format!("its script printed {} of {reads} reads", ms.len()));
         }
@@ -331,14 +334,28 @@ impl OtherHost {
             OtherHost::Node(_) => {
                 let first = sorted(ms[..5].to_vec());
                 let settled = sorted(ms[ms.len() - reps..].to_vec());
+                // The same file handed over without the component, after
+                // each of those reads: what Node's host pays before any work.
+                let transport = durations("transport");
+                if transport.len() != reads {
+                    return Err(format!(
+                        "its script printed {} of {reads} transport passes",
+                        transport.len()
+                    ));
+                }
+                let transport = sorted(transport[reads - reps..].to_vec());
                 format!(
                     "Node {} (npm package, NodeStore): reads 1-5 of its process {} ({:.2}x \
-                     library), the last {reps} {} ({:.2}x)",
+                     library), the last {reps} {} ({:.2}x); the file handed over as to the \
+                     component, without it (Node's transport: NodeStore's reads, each chunk \
+                     copied into a WebAssembly memory) {} ({:.2}x)",
                     parsed["node"].as_str().unwrap_or("?"),
                     show(&first),
                     ratio(&first),
                     show(&settled),
                     ratio(&settled),
+                    show(&transport),
+                    ratio(&transport),
                 )
             }
             OtherHost::Wheel(_) => {
