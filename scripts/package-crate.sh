@@ -9,8 +9,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
-cargo build -p dsh-fs --lib   # host/rust/build.rs builds target/guest/.../dsh_fs_tools.wasm
+# The component host/rust/build.rs builds and embeds (target/guest/.../dsh_fs_tools.wasm), built
+# as it builds it. Not by building dsh-fs here: built alone, without the tests' dev-dependencies, its
+# dependencies would have other features than the test build's, and tokio, wasmtime and the rest
+# would compile again.
+tools=$(cargo xtask tools)
 mkdir -p host/rust/component
-cp target/guest/wasm32-wasip2/release/dsh_fs_tools.wasm host/rust/component/
+cp "$tools" host/rust/component/
 cargo package -p dsh-fs-build -p dsh-fs-core -p dsh-fs-search -p dsh-fs-command \
     -p dsh-fs-store-local -p dsh-fs-store-object -p dsh-fs "$@"

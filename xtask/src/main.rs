@@ -4,6 +4,8 @@
 //! are made with `wac-graph` (what `wac plug` runs), into the components'
 //! target directory:
 //!
+//! - `cargo xtask tools`: the tools component alone, `dsh_fs_tools.wasm`, as
+//!   the host's build script builds it (what the packaged crate carries);
 //! - `cargo xtask cli`: the tools, the text layer over the `wasi:filesystem`
 //!   store and the JSON-lines command, composed into `dsh_fs_cli.wasm`, a
 //!   command whose only imports are WASI, for the stock `wasmtime run`;
@@ -59,6 +61,7 @@ fn main() -> Result<()> {
             print!("{}", plugin::policy(workspace, state)?);
             return Ok(());
         }
+        Some("tools") => build("dsh-fs-tools", "dsh_fs_tools")?,
         Some("cli") => {
             let tools = build("dsh-fs-tools", "dsh_fs_tools")?;
             let provider = build("dsh-fs-store-wasi", "dsh_fs_store_wasi")?;
