@@ -1,7 +1,8 @@
 // The compositions `cargo xtask` makes, checked, and jco's transpilation as
 // every build here does it: `--instantiation sync`
 // (the host hands over compiled core modules, so each instance is made
-// synchronously), jco's per-call environment read removed, the raw
+// synchronously), jco's per-call environment read and per-call async tasks
+// for synchronous host imports removed, the raw
 // component's declarations dropped (the package declares its own API), and
 // `core-modules.js` listing the core modules beside the bindings.
 
@@ -64,10 +65,12 @@ export function transpile(wasm, out, name) {
   }
   writeFileSync(
     bindings,
-    lazyInlineModules(
-      source.replace(
-        perCall,
-        '  const _debugLog = globalThis?.process?.env?.JCO_DEBUG ? (...args) => console.debug(...args) : () => {};',
+    syncImportsWithoutTasks(
+      lazyInlineModules(
+        source.replace(
+          perCall,
+          '  const _debugLog = globalThis?.process?.env?.JCO_DEBUG ? (...args) => console.debug(...args) : () => {};',
+        ),
       ),
     ),
   );
@@ -103,6 +106,50 @@ function lazyInlineModules(source) {
     console.error('jco compiles WebAssembly from bytes in a way scripts/transpile.mjs does not know; check the bindings');
     process.exit(1);
   }
+  return out;
+}
+
+/**
+ * jco 1.35 runs every call of the component into the host through the
+ * machinery of the component model's async tasks, although these components
+ * lower every import synchronously: per call a task, a subtask, promises
+ * for them, the current task's bookkeeping and a count of pending host
+ * operations, none of which a synchronous call can wait on. For a 100 MiB
+ * read (400 store calls) that was 7 ms of 32. Each synchronous host import's
+ * trampoline is rewritten to call the host function and lower its result
+ * alone, and is marked so the lowering wrapper calls it straight after
+ * checking the component may leave (as before). Anything in an import's
+ * shape that this does not know fails the build.
+ */
+function syncImportsWithoutTasks(source) {
+  const fail = (why) => {
+    console.error(`scripts/transpile.mjs: ${why}; check jco's import bindings`);
+    process.exit(1);
+  };
+  const taskSetUp = /\n    let parentTask;\n    let task;\n    let subtask;\n[\s\S]*?\n    const started = task\.enterSync\(\);\n/;
+  const hostCall = /_withGlobalCurrentTaskMeta\(\{\n\s*componentIdx: task\.componentIdx\(\),\n\s*taskID: task\.id\(\),\n\s*fn: \(\) => _trackHostOperation\(\(\) => ([\s\S]*?)\),\n\s*\}\)\n\s*;/;
+  const errorLog = /\n\s*_debugLog\('\[Instruction::CallInterface\] error during sync call', \{\n\s*taskID: task\.id\(\),\n\s*subtaskID: task\.getParentSubtask\(\)\?\.id\(\),\n\s*err,\n\s*\}\);/;
+  const taskEnd = /\n\s*task\.(?:setErrored\(err\)|reject\(err\)|exit\(\)|resolve\(\[[^\]\n]*\]\));/g;
+  const trampoline = /\n  const (_trampoline\d+) = function\([^)]*\) \{\n[\s\S]*?\n  \};?\n  \1\.fnName = [^\n]*\n/g;
+  let rewritten = 0;
+  let out = source.replace(trampoline, (body, name) => {
+    if (!body.includes('\n    const hostProvided = true;\n') || !body.includes('(sync, @ enter)')) return body;
+    if (!taskSetUp.test(body) || !hostCall.test(body)) fail(`${name} is a host import of a shape not known`);
+    const plain = body.replace(taskSetUp, '\n').replace(hostCall, '$1;').replace(errorLog, '').replace(taskEnd, '');
+    if (/\b(?:task|subtask|parentTask)\b/.test(plain)) fail(`${name} still refers to its task`);
+    rewritten++;
+    return `${plain}  ${name}.withoutTask = true;\n`;
+  });
+  const entry = '  function _lowerImportBackwardsCompat(args) {\n';
+  if (rewritten === 0 || !out.includes(entry)) fail('no synchronous host import found to rewrite');
+  out = out.replace(
+    entry,
+    `${entry}    if (args.importFn.withoutTask === true && !args.isAsync && !args.isManualAsync && !args.funcTypeIsAsync) {
+      _checkMayLeave(args.componentIdx);
+      return args.importFn.apply(undefined, Array.prototype.slice.call(arguments, 1));
+    }
+`,
+  );
   return out;
 }
 
