@@ -24,6 +24,9 @@ export function openSession(
   const options = { observationPolicy: Boolean(observationPolicy), journalBytes: BigInt(journalBytes) };
   let tools = instantiate(store);
   let session = new tools.Session(options);
+  // A call is running: the store called back into its own session, which
+  // the component cannot take (its state is borrowed by the running call).
+  let running = false;
 
   return {
     store,
@@ -39,7 +42,12 @@ export function openSession(
      * `isError` and `error: { code, message }`.
      */
     execute(tool, args = {}) {
+      if (running) {
+        const message = `this session is running another call, from whose store this ${String(tool)} came: a store must not call its own session; nothing was done`;
+        return { text: `FS_BUSY: ${message}`, isError: true, error: { code: 'FS_BUSY', message } };
+      }
       const json = typeof args === 'string' ? args : JSON.stringify(args);
+      running = true;
       try {
         const result = session.execute(String(tool), json);
         return { text: result.text, isError: result.isError, error: result.error ?? null };
@@ -57,6 +65,8 @@ export function openSession(
           isError: true,
           error: { code: 'INTERNAL_ERROR', message },
         };
+      } finally {
+        running = false;
       }
     },
 

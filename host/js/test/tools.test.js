@@ -339,6 +339,29 @@ describe('the package API', () => {
     w.ok('edit', { file_path: 'a.txt', old_string: 'a', new_string: 'b' });
     assert.equal(w.text('a.txt'), 'b\n');
   });
+
+  test('a store that calls its own session is refused, and the running call goes on', () => {
+    let session;
+    const inner = [];
+    class Calling extends MemoryStore {
+      open(place) {
+        inner.push(session.execute('write', { file_path: 'b.txt', content: 'from the store\n' }));
+        return super.open(place);
+      }
+    }
+    const w = workspace({ 'a.txt': 'a\n' }, { store: new Calling() });
+    session = w.session;
+    w.ok('read', { file_path: 'a.txt' });
+    assert.ok(inner.length > 0);
+    for (const r of inner) {
+      assert.equal(r.error?.code, 'FS_BUSY', r.text);
+      assert.match(r.text, /^FS_BUSY: this session is running another call, from whose store this write came: a store must not call its own session; nothing was done$/);
+    }
+    assert.equal(w.store.get('b.txt'), undefined);
+    // The session kept its observations: no restart.
+    w.ok('edit', { file_path: 'a.txt', old_string: 'a', new_string: 'b' });
+    assert.equal(w.text('a.txt'), 'b\n');
+  });
 });
 
 describe('hostile edits', () => {
@@ -435,4 +458,15 @@ describe('hostile searches', () => {
     assert.match(found, /^Found 2 matches in 2 files/);
     assert.match(found, /short\.txt:\n {2}Line 1: aaac/);
   });
+});
+
+test("the bindings call the store and WASI without jco's per-call tasks (scripts/transpile.mjs)", () => {
+  for (const bindings of ['../generated/dsh-fs-tools.js', '../generated/edge/dsh-fs-edge.js']) {
+    const source = readFileSync(new URL(bindings, import.meta.url), 'utf8');
+    const imports = source.split('\n    const hostProvided = true;\n').length - 1;
+    const rewritten = source.match(/^ {2}_trampoline\d+\.withoutTask = true;$/gm) ?? [];
+    assert.ok(imports > 30, `${bindings}: ${imports} host imports`);
+    assert.equal(rewritten.length, imports, `${bindings}: every synchronous host import is called without a task`);
+    assert.doesNotMatch(source, /_trackHostOperation\(\(\) =>/);
+  }
 });
