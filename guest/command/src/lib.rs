@@ -90,60 +90,66 @@ impl Reply {
 
 /// Appends `text` to `json` as a JSON string, escaped as `serde_json`
 /// escapes it (`\"`, `\\`, `\n` and the other short forms, `\u00XX` for
-/// the other control characters, nothing else). It looks at eight bytes at
-/// a time and copies the runs that need no escape whole: `serde_json`'s
-/// byte-by-byte loop was a fifth of `dsh-fs serve`'s time on 4 KiB reads.
+/// the other control characters, nothing else). It finds each byte to
+/// escape eight bytes at a time ([`next_special`]) and copies the run before
+/// it whole: `serde_json`'s byte-by-byte loop was a fifth of `dsh-fs serve`'s
+/// time on 4 KiB reads, and looking at each byte of a word that held one
+/// (a line feed every line) cost a 4 KiB read's reply 1.9 µs.
 fn push_json_string(json: &mut String, text: &str) {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    /// Whether any byte of `word` is zero.
-    fn any_zero(word: u64) -> bool {
-        word.wrapping_sub(ONES) & !word & HIGHS != 0
-    }
-    /// Whether any of the eight bytes needs an escape: a control
-    /// character, `"` or `\`.
-    fn any_special(word: u64) -> bool {
-        let control = word.wrapping_sub(ONES * 0x20) & !word & HIGHS != 0;
-        control
-            || any_zero(word ^ (ONES * u64::from(b'"')))
-            || any_zero(word ^ (ONES * u64::from(b'\\')))
-    }
     let bytes = text.as_bytes();
+    json.reserve(bytes.len() + 2);
     json.push('"');
-    let (mut start, mut at) = (0, 0);
-    while at < bytes.len() {
-        if let Some(chunk) = bytes.get(at..at + 8)
-            && !any_special(u64::from_ne_bytes(chunk.try_into().expect("eight bytes")))
-        {
-            at += 8;
-            continue;
-        }
-        let end = (at + 8).min(bytes.len());
-        for i in at..end {
-            let escape = match bytes[i] {
-                b'"' => "\\\"",
-                b'\\' => "\\\\",
-                b'\n' => "\\n",
-                b'\r' => "\\r",
-                b'\t' => "\\t",
-                0x08 => "\\b",
-                0x0c => "\\f",
-                byte if byte < 0x20 => "",
-                _ => continue,
-            };
-            // An escaped byte is ASCII, so `i` is a character boundary.
-            json.push_str(&text[start..i]);
-            if escape.is_empty() {
-                json.push_str(&format!("\\u{:04x}", bytes[i]));
-            } else {
-                json.push_str(escape);
+    let mut start = 0;
+    while let Some(at) = next_special(bytes, start) {
+        // An escaped byte is ASCII, so `at` is a character boundary.
+        json.push_str(&text[start..at]);
+        match bytes[at] {
+            b'"' => json.push_str("\\\""),
+            b'\\' => json.push_str("\\\\"),
+            b'\n' => json.push_str("\\n"),
+            b'\r' => json.push_str("\\r"),
+            b'\t' => json.push_str("\\t"),
+            0x08 => json.push_str("\\b"),
+            0x0c => json.push_str("\\f"),
+            byte => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                json.push_str("\\u00");
+                json.push(char::from(HEX[usize::from(byte >> 4)]));
+                json.push(char::from(HEX[usize::from(byte & 0xf)]));
             }
-            start = i + 1;
         }
-        at = end;
+        start = at + 1;
     }
     json.push_str(&text[start..]);
     json.push('"');
+}
+
+/// The index of the first byte at or after `from` that JSON escapes: `"`,
+/// `\`, or a control character below 0x20.
+fn next_special(bytes: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+    /// The high bit of each byte of `word` below `n` (`n` ≤ 0x80), exact up
+    /// to the lowest: a borrow may mark bytes above it, never below.
+    fn below(word: u64, n: u8) -> u64 {
+        word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS
+    }
+    let mut at = from;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        let found = below(word, 0x20)
+            | below(word ^ (ONES * u64::from(b'"')), 1)
+            | below(word ^ (ONES * u64::from(b'\\')), 1);
+        if found != 0 {
+            // Little-endian: the lowest set bit is the first byte found.
+            return Some(at + (found.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    let tail = bytes.get(at..)?;
+    tail.iter()
+        .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
+        .map(|i| at + i)
 }
 
 /// A well-formed request line.
@@ -317,9 +323,8 @@ pub fn serve(
                 },
             }
         };
-        let mut json = reply.to_json();
-        json.push('\n');
-        output.write_all(json.as_bytes())?;
+        output.write_all(reply.to_json().as_bytes())?;
+        output.write_all(b"\n")?;
         // Held while a whole request waits: the next reply joins it.
         if memchr_newline(input.buffer()).is_none() {
             output.flush()?;
@@ -360,6 +365,34 @@ mod tests {
                 })
                 .unwrap();
                 assert_eq!(reply.to_json(), expected, "{text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_byte_to_escape_is_found_at_every_place_in_a_word() {
+        // Each byte JSON escapes, and its neighbours that it does not, at
+        // each offset of three words, alone, beside another, after a
+        // multi-byte character, and repeated.
+        let mut bytes: Vec<char> = (0u8..0x20).map(char::from).collect();
+        bytes.extend([
+            '"', '\\', ' ', '!', '#', '[', ']', '\u{7f}', 'é', '\u{2028}', '😀',
+        ]);
+        for &c in &bytes {
+            for at in 0..24 {
+                let mut plain: Vec<char> = "abcdefghijklmnopqrstuvwx".chars().collect();
+                plain[at] = c;
+                let alone: String = plain.iter().collect();
+                let mut pair = plain.clone();
+                pair[(at + 3) % 24] = '\n';
+                let pair: String = pair.iter().collect();
+                let after = format!("é{alone}");
+                let repeated: String = std::iter::repeat_n(c, at + 1).collect();
+                for text in [alone, pair, after, repeated] {
+                    let mut json = String::new();
+                    push_json_string(&mut json, &text);
+                    assert_eq!(json, serde_json::to_string(&text).unwrap(), "{text:?}");
+                }
             }
         }
     }
