@@ -60,11 +60,17 @@ fn every_figure_runs_at_its_smallest() {
     ] {
         assert!(stdout.contains(figure), "no {figure:?} in:\n{stdout}");
     }
-    // Node, where measured, with its transport beside it.
+    // Node, where measured, with its transport beside it and held to the
+    // library plus that transport.
     if stdout.contains("reads 1-5 of its process") {
-        assert!(
-            stdout.contains("(Node's transport:"),
-            "Node measured without its transport:\n{stdout}"
-        );
+        for part in [
+            "(Node's transport:",
+            "against the library plus the transport",
+        ] {
+            assert!(
+                stdout.contains(part),
+                "Node measured without {part:?}:\n{stdout}"
+            );
+        }
     }
 }
