@@ -54,6 +54,7 @@ fn every_figure_runs_at_its_smallest() {
         "edit miss",
         "20 sequential reads of a 4 KiB file",
         "refused argument, no I/O",
+        "each in turns with the library's loop",
         "serve: one at a time",
         "mcp: one at a time",
         "cold start",

@@ -5,7 +5,7 @@
 //! are installed, the npm package in Node and the wheel in Python, each run
 //! by its own script on the same file.
 
-use super::{lines_in, median, name, sample, show, text_file, timed};
+use super::{lines_in, median, name, sample, sample_pair, show, text_file, timed};
 use anyhow::{Context, Result, bail};
 use dsh_fs::{DynProvider, Runtime, SessionOptions};
 use serde_json::{Value, json};
@@ -381,41 +381,55 @@ impl OtherHost {
 
 /// `calls` reads of a 4 KiB file through each host path in one session:
 /// one at a time (each written once the last is answered) and pipelined (a
-/// thread writes them all while the answers are read), against `library`,
-/// the same loop in process.
+/// thread writes them all while the answers are read), each in turns with
+/// `library`, the same loop in process, so that a change in the machine's
+/// load weighs on both alike.
 pub(super) fn small_reads(
     exe: &Path,
     dir: &Path,
     reps: usize,
     calls: usize,
-    library: Duration,
+    mut library: impl FnMut() -> Result<Duration>,
 ) -> Result<()> {
     let args = r#"{"file_path":"small-4k.txt"}"#;
     let per_s = |d: Duration| calls as f64 / d.as_secs_f64();
     for protocol in [Protocol::Serve, Protocol::Mcp] {
         let mut server = Server::start(exe, dir, protocol)?;
-        let one_by_one = sample(reps, || {
-            timed(|| {
-                for _ in 0..calls {
-                    server.call("read", args)?;
-                }
-                Ok(())
-            })
-        })?;
+        let (one_by_one, beside_one) = sample_pair(
+            reps,
+            || {
+                timed(|| {
+                    for _ in 0..calls {
+                        server.call("read", args)?;
+                    }
+                    Ok(())
+                })
+            },
+            &mut library,
+        )?;
         drop(server);
-        let pipelined = sample(reps, || {
-            let mut server = Server::start(exe, dir, protocol)?;
-            server.call("read", args)?;
-            timed(|| pipeline(&mut server, args, calls))
-        })?;
+        let (pipelined, beside_pipelined) = sample_pair(
+            reps,
+            || {
+                let mut server = Server::start(exe, dir, protocol)?;
+                server.call("read", args)?;
+                timed(|| pipeline(&mut server, args, calls))
+            },
+            &mut library,
+        )?;
+        let ratio = |host: &[Duration], library: &[Duration]| {
+            median(library).as_secs_f64() / median(host).as_secs_f64()
+        };
         println!(
-            "  {}: one at a time {:.0} calls/s ({:.2}x library), pipelined {:.0} calls/s \
-             ({:.2}x library)",
+            "  {}: one at a time {:.0} calls/s ({:.2}x library {:.0}), pipelined {:.0} calls/s \
+             ({:.2}x library {:.0})",
             protocol.label(),
             per_s(median(&one_by_one)),
-            per_s(median(&one_by_one)) / per_s(library),
+            ratio(&one_by_one, &beside_one),
+            per_s(median(&beside_one)),
             per_s(median(&pipelined)),
-            per_s(median(&pipelined)) / per_s(library),
+            ratio(&pipelined, &beside_pipelined),
+            per_s(median(&beside_pipelined)),
         );
     }
     Ok(())
