@@ -5,7 +5,7 @@
 //! are installed, the npm package in Node and the wheel in Python, each run
 //! by its own script on the same file.
 
-use super::{lines_in, median, name, sample, sample_pair, show, text_file, timed};
+use super::{lines_in, median, name, sample_pair, show, text_file, timed};
 use anyhow::{Context, Result, bail};
 use dsh_fs::{DynProvider, Runtime, SessionOptions};
 use serde_json::{Value, json};
@@ -178,7 +178,8 @@ pub(super) fn first_reads(
     let mut skipped = vec![false; others.len()];
     println!(
         "\nhost paths: first windowed read (offset = middle line, limit 2000), each in a fresh \
-         session, against the library in process; server CPU = all its threads during the call"
+         session, against the library in process (in turns with serve and mcp); server CPU = all \
+         its threads during the call"
     );
     for &mib in sizes {
         let file = text_file(dir, mib)?;
@@ -187,34 +188,45 @@ pub(super) fn first_reads(
             name(&file),
             lines_in(mib) / 2
         );
-        let library = sample(reps, || {
+        let mut library_read = || {
             let mut s = runtime.session(provider.clone(), SessionOptions::default())?;
             timed(|| super::expect_ok(s.execute("read", &args)))
-        })?;
-        let mut row = format!("  {mib:>5} MiB  library {}", show(&library));
+        };
+        // Each path in turns with the library, its ratio to the library's
+        // repetitions beside it; the library's figure is all of those.
+        let mut library = Vec::new();
+        let mut paths = String::new();
         for protocol in [Protocol::Serve, Protocol::Mcp] {
             let mut cpu = Vec::new();
-            let walls = sample(reps, || {
-                let mut server = Server::start(exe, dir, protocol)?;
-                server.call("read", small)?;
-                let before = server.cpu();
-                let wall = timed(|| server.call("read", &args))?;
-                if let (Some(before), Some(after)) = (before, server.cpu()) {
-                    cpu.push(after.saturating_sub(before));
-                }
-                Ok(wall)
-            })?;
+            let (walls, beside) = sample_pair(
+                reps,
+                || {
+                    let mut server = Server::start(exe, dir, protocol)?;
+                    server.call("read", small)?;
+                    let before = server.cpu();
+                    let wall = timed(|| server.call("read", &args))?;
+                    if let (Some(before), Some(after)) = (before, server.cpu()) {
+                        cpu.push(after.saturating_sub(before));
+                    }
+                    Ok(wall)
+                },
+                &mut library_read,
+            )?;
             cpu.sort();
             let cpu = cpu.get(cpu.len() / 2).map_or("?".to_owned(), |d| {
                 format!("{:.1} ms", d.as_secs_f64() * 1e3)
             });
-            row += &format!(
-                "  {} {} ({:.2}x, server CPU {cpu})",
+            paths += &format!(
+                "  {} {} ({:.2}x library {:.2} ms, server CPU {cpu})",
                 protocol.label(),
                 show(&walls),
-                median(&walls).as_secs_f64() / median(&library).as_secs_f64()
+                median(&walls).as_secs_f64() / median(&beside).as_secs_f64(),
+                median(&beside).as_secs_f64() * 1e3
             );
+            library.extend(beside);
         }
+        library.sort();
+        let row = format!("  {mib:>5} MiB  library {}{paths}", show(&library));
         println!("{row}");
         let library = median(&library);
         for (host, skipped) in others.iter().zip(&mut skipped) {
