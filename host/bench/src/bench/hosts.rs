@@ -420,21 +420,31 @@ pub(super) fn small_reads(
             &mut library,
         )?;
         drop(server);
+        let mut cpu = Vec::new();
         let (pipelined, beside_pipelined) = sample_pair(
             reps,
             || {
                 let mut server = Server::start(exe, dir, protocol)?;
                 server.call("read", args)?;
-                timed(|| pipeline(&mut server, args, calls))
+                let before = server.cpu();
+                let wall = timed(|| pipeline(&mut server, args, calls))?;
+                if let (Some(before), Some(after)) = (before, server.cpu()) {
+                    cpu.push(after.saturating_sub(before));
+                }
+                Ok(wall)
             },
             &mut library,
         )?;
+        cpu.sort();
+        let cpu = cpu.get(cpu.len() / 2).map_or("?".to_owned(), |d| {
+            format!("{:.1} µs", d.as_secs_f64() * 1e6 / calls as f64)
+        });
         let ratio = |host: &[Duration], library: &[Duration]| {
             median(library).as_secs_f64() / median(host).as_secs_f64()
         };
         println!(
             "  {}: one at a time {:.0} calls/s ({:.2}x library {:.0}), pipelined {:.0} calls/s \
-             ({:.2}x library {:.0})",
+             ({:.2}x library {:.0}, server CPU {cpu} a call)",
             protocol.label(),
             per_s(median(&one_by_one)),
             ratio(&one_by_one, &beside_one),
