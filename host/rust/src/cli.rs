@@ -211,7 +211,13 @@ fn run(cli: Cli) -> Result<u8> {
             let runtime = Runtime::new()?;
             let server = crate::mcp::McpServer::new(&runtime, provider, options)?
                 .offering(&runtime, &extra_tools)?;
-            tokio::runtime::Runtime::new()?.block_on(server.serve_stdio())?;
+            // One thread for the protocol: calls of a session run one at a
+            // time on a blocking thread of their own, and worker threads
+            // only woke each other up around each call.
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?
+                .block_on(server.serve_stdio())?;
             Ok(0)
         }
         Command::Demo { root } => {
