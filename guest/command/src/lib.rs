@@ -199,6 +199,15 @@ fn special_in_blocks(bytes: &[u8], from: usize) -> Result<usize, usize> {
     Err(at)
 }
 
+/// Writes the replies in `pending` and empties it; a large reply's room is
+/// not kept for the small ones after it.
+fn write_pending(output: &mut impl Write, pending: &mut String) -> io::Result<()> {
+    output.write_all(pending.as_bytes())?;
+    pending.clear();
+    pending.shrink_to(WRITE_BYTES);
+    Ok(())
+}
+
 /// A well-formed request line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Request {
@@ -328,11 +337,10 @@ const WRITE_BYTES: usize = 64 << 10;
 /// `INVALID_ARGS` and skipped without being held.
 pub fn serve(
     input: impl Read,
-    output: impl Write,
+    mut output: impl Write,
     mut execute: impl FnMut(&str, &str) -> Reply,
 ) -> io::Result<()> {
     let mut input = io::BufReader::with_capacity(64 << 10, input);
-    let mut output = output;
     // Replies not yet written: each is escaped straight into it, and it is
     // written whole, so a reply is copied once on its way to `output`.
     let mut pending = String::with_capacity(WRITE_BYTES);
@@ -381,18 +389,13 @@ pub fn serve(
         // when they can be: a larger write to a pipe whose reader keeps up
         // still waits for it to read, once for every write.
         if !pending.is_empty() && pending.len() + reply.text.len() + 64 > WRITE_BYTES {
-            output.write_all(pending.as_bytes())?;
-            pending.clear();
-            // A large reply's room is not kept for the small ones after it.
-            pending.shrink_to(WRITE_BYTES);
+            write_pending(&mut output, &mut pending)?;
         }
         reply.push_json(&mut pending);
         pending.push('\n');
         // Held while a whole request waits: the next reply joins it.
         if memchr_newline(input.buffer()).is_none() {
-            output.write_all(pending.as_bytes())?;
-            pending.clear();
-            pending.shrink_to(WRITE_BYTES);
+            write_pending(&mut output, &mut pending)?;
             output.flush()?;
         }
     }

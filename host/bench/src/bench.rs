@@ -275,10 +275,7 @@ pub fn run(opts: &BenchOptions) -> Result<()> {
     let library = || {
         timed(|| {
             for _ in 0..opts.calls {
-                let r = wasm.execute("read", r#"{"file_path":"small-4k.txt"}"#);
-                if r.is_error {
-                    bail!("component read of small-4k.txt: {}", r.text);
-                }
+                expect_ok(wasm.execute("read", r#"{"file_path":"small-4k.txt"}"#))?;
             }
             Ok(())
         })

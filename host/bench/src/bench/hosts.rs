@@ -131,6 +131,21 @@ impl Server {
         Some(Duration::from_nanos(ns))
     }
 
+    /// The wall time of `f` on this server, with the CPU time its threads
+    /// spent meanwhile pushed onto `cpu` where the system tells it.
+    fn timed_with_cpu(
+        &mut self,
+        cpu: &mut Vec<Duration>,
+        f: impl FnOnce(&mut Self) -> Result<()>,
+    ) -> Result<Duration> {
+        let before = self.cpu();
+        let wall = timed(|| f(self))?;
+        if let (Some(before), Some(after)) = (before, self.cpu()) {
+            cpu.push(after.saturating_sub(before));
+        }
+        Ok(wall)
+    }
+
     fn send(&mut self, message: &Value) -> Result<()> {
         serde_json::to_writer(&mut self.stdin, message)?;
         self.stdin.write_all(b"\n")?;
@@ -203,17 +218,11 @@ pub(super) fn first_reads(
                 || {
                     let mut server = Server::start(exe, dir, protocol)?;
                     server.call("read", small)?;
-                    let before = server.cpu();
-                    let wall = timed(|| server.call("read", &args))?;
-                    if let (Some(before), Some(after)) = (before, server.cpu()) {
-                        cpu.push(after.saturating_sub(before));
-                    }
-                    Ok(wall)
+                    server.timed_with_cpu(&mut cpu, |server| server.call("read", &args))
                 },
                 &mut library_read,
             )?;
-            cpu.sort();
-            let cpu = cpu.get(cpu.len() / 2).map_or("?".to_owned(), |d| {
+            let cpu = median_cpu(cpu).map_or("?".to_owned(), |d| {
                 format!("{:.1} ms", d.as_secs_f64() * 1e3)
             });
             paths += &format!(
@@ -426,17 +435,11 @@ pub(super) fn small_reads(
             || {
                 let mut server = Server::start(exe, dir, protocol)?;
                 server.call("read", args)?;
-                let before = server.cpu();
-                let wall = timed(|| pipeline(&mut server, args, calls))?;
-                if let (Some(before), Some(after)) = (before, server.cpu()) {
-                    cpu.push(after.saturating_sub(before));
-                }
-                Ok(wall)
+                server.timed_with_cpu(&mut cpu, |server| pipeline(server, args, calls))
             },
             &mut library,
         )?;
-        cpu.sort();
-        let cpu = cpu.get(cpu.len() / 2).map_or("?".to_owned(), |d| {
+        let cpu = median_cpu(cpu).map_or("?".to_owned(), |d| {
             format!("{:.1} µs", d.as_secs_f64() * 1e6 / calls as f64)
         });
         let ratio = |host: &[Duration], library: &[Duration]| {
@@ -455,6 +458,12 @@ pub(super) fn small_reads(
         );
     }
     Ok(())
+}
+
+/// The median of the servers' CPU times, when the system gave any.
+fn median_cpu(mut cpu: Vec<Duration>) -> Option<Duration> {
+    cpu.sort();
+    cpu.get(cpu.len() / 2).copied()
 }
 
 /// Writes `calls` requests from another thread while reading their answers.
