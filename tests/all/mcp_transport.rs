@@ -3,13 +3,15 @@
 //! stdout cannot grow the server's memory; once it reads, every answer comes.
 
 use crate::Workspace;
+use crate::faults::proxy::{HttpFault, Proxy};
+use crate::object_store::Bucket;
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::mpsc;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The memory a `dsh-fs mcp` process may reach in these tests.
 pub const RSS_LIMIT_KIB: u64 = 128 << 10;
@@ -349,4 +351,35 @@ fn pipelined_large_writes_are_taken_in_turn() {
     }
     let peak = server.peak_rss_kib();
     assert!(peak < RSS_LIMIT_KIB, "peak RSS {peak} KiB");
+}
+
+/// A call waiting on its store does not hold up the protocol: a ping sent
+/// after it is answered first, and the call's answer follows once the store
+/// answers.
+#[test]
+fn a_ping_is_answered_while_a_call_waits_on_its_store() {
+    let bucket = Bucket::new();
+    bucket.put("p/f.txt", b"one\ntwo\n");
+    let proxy = Proxy::new();
+    let mut server = Server::spawn(bucket.dsh_fs_via("p", &["mcp"], &proxy.endpoint()));
+    // The read's first request to the store is answered 3 s late.
+    let hold = Instant::now() + Duration::from_secs(3);
+    proxy.arm(Some((HttpFault::Delay, 1)), Some(hold));
+    server.send(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "read", "arguments": {"file_path": "f.txt"}}}));
+    server.send(&json!({"jsonrpc": "2.0", "id": 8, "method": "ping"}));
+    let first = server.recv();
+    assert_eq!(
+        (&first["id"], &first["result"]),
+        (&json!(8), &json!({})),
+        "{first}"
+    );
+    let second = server.recv();
+    assert_eq!(second["id"], 7, "{second}");
+    assert!(tool_text(&second).contains("1: one"), "{}", brief(&second));
+    assert!(
+        proxy.disarm().fired.is_some(),
+        "the store's answer was not held"
+    );
+    assert!(Instant::now() >= hold);
 }

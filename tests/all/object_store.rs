@@ -321,6 +321,11 @@ impl Bucket {
     /// `dsh-fs ARGS... --store s3://BUCKET/PREFIX --endpoint MOTO` with test
     /// credentials in the environment (and no other AWS variable).
     pub fn dsh_fs(&self, prefix: &str, args: &[&str]) -> Command {
+        self.dsh_fs_via(prefix, args, &Moto::shared().endpoint())
+    }
+
+    /// [`Bucket::dsh_fs`] with the store reached at `endpoint` (a proxy).
+    pub fn dsh_fs_via(&self, prefix: &str, args: &[&str], endpoint: &str) -> Command {
         let mut cmd = crate::cli::dsh_fs();
         for (name, _) in std::env::vars_os() {
             if name.to_string_lossy().starts_with("AWS_") {
@@ -332,7 +337,7 @@ impl Bucket {
             .env("AWS_REGION", "us-east-1");
         cmd.args(args)
             .args(["--store", &self.url(prefix)])
-            .args(["--endpoint", &Moto::shared().endpoint()]);
+            .args(["--endpoint", endpoint]);
         cmd
     }
 }

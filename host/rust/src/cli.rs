@@ -211,9 +211,9 @@ fn run(cli: Cli) -> Result<u8> {
             let runtime = Runtime::new()?;
             let server = crate::mcp::McpServer::new(&runtime, provider, options)?
                 .offering(&runtime, &extra_tools)?;
-            // One thread for the protocol: calls of a session run one at a
-            // time on a blocking thread of their own, and worker threads
-            // only woke each other up around each call.
+            // One thread for the protocol: the calls of the session run on
+            // a thread of their own, and worker threads only woke each
+            // other up around each call.
             tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?

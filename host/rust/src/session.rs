@@ -149,7 +149,7 @@ pub struct ToolResult {
 }
 
 impl ToolResult {
-    fn host_error(code: &str, message: String) -> Self {
+    pub(crate) fn host_error(code: &str, message: String) -> Self {
         ToolResult {
             text: format!("{code}: {message}"),
             is_error: true,

@@ -49,7 +49,7 @@ pub(crate) struct Seen {
     /// Requests while armed, as `METHOD path?query`, in arrival order.
     pub(crate) requests: Vec<String>,
     /// The request the fault fired at.
-    pub(super) fired: Option<String>,
+    pub(crate) fired: Option<String>,
     /// What went wrong in the proxy itself (a test bug, never the store's).
     pub(super) broken: Vec<String>,
 }

@@ -21,12 +21,13 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
-use std::sync::Arc;
-use tokio::sync::Mutex;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, mpsc};
+use tokio::sync::oneshot;
 
 /// An MCP server for one session over one provider.
 pub struct McpServer {
-    session: Arc<Mutex<Session>>,
+    calls: Calls,
     tools: Vec<Tool>,
     instructions: String,
     /// Where tool calls wait while stdout is backed up (stdio only).
@@ -53,7 +54,7 @@ what to do next.",
             })
             .collect();
         Ok(McpServer {
-            session: Arc::new(Mutex::new(runtime.session(provider, options)?)),
+            calls: Calls::start(runtime.session(provider, options)?)?,
             tools,
             instructions,
             output_gate: None,
@@ -85,11 +86,13 @@ what to do next.",
         // session's start is checkpoint 1, so `revert` can go back to it.
         let undo = ["checkpoint", "changes", "revert"];
         if names.iter().any(|n| undo.contains(&n.as_str())) {
-            let mut session = self
-                .session
-                .try_lock()
-                .map_err(|_| anyhow::anyhow!("the session is busy"))?;
-            let set = session.execute("checkpoint", r#"{"label":"session start"}"#);
+            let (answer, set) = mpsc::channel();
+            let arguments = r#"{"label":"session start"}"#.to_owned();
+            let job = Job::new("checkpoint", arguments, Answer::Wait(answer));
+            self.calls.queue(job)?;
+            let set = set
+                .recv()
+                .map_err(|_| anyhow::anyhow!("the session stopped"))?;
             anyhow::ensure!(!set.is_error, "{}", set.text);
         }
         Ok(self)
@@ -191,28 +194,140 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        // Calls of one session run one at a time, off the async threads, and
-        // only while stdout keeps up; a call cancelled while it waits is dropped.
-        let ready = async {
-            let session = self.session.clone().lock_owned().await;
-            if let Some(gate) = &self.output_gate {
-                gate.wait().await;
-            }
-            session
-        };
-        let mut session = tokio::select! {
-            session = ready => session,
-            () = context.ct.cancelled() => {
-                return Err(McpError::internal_error("the call was cancelled", None));
-            }
-        };
-        let tool = request.name.to_string();
         let arguments =
             serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
-        let result = tokio::task::spawn_blocking(move || session.execute(&tool, &arguments))
-            .await
-            .map_err(|e| McpError::internal_error(format!("tool call panicked: {e}"), None))?;
-        Ok(to_mcp(result).into())
+        let (answer, result) = oneshot::channel();
+        let mut job = Job::new(&request.name, arguments, Answer::Task(answer));
+        job.gate = (self.output_gate.clone()).map(|gate| (gate, tokio::runtime::Handle::current()));
+        let ct = context.ct.clone();
+        job.cancelled = Some(Box::new(move || ct.is_cancelled()));
+        self.calls
+            .queue(job)
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        tokio::select! {
+            result = result => match result {
+                Ok(result) => Ok(to_mcp(result).into()),
+                Err(_) => Err(McpError::internal_error("the call was cancelled", None)),
+            },
+            () = context.ct.cancelled() => {
+                Err(McpError::internal_error("the call was cancelled", None))
+            }
+        }
+    }
+}
+
+/// The session's calls, run one at a time in the order they came, on a
+/// thread of their own: the protocol's thread stays free to answer pings
+/// and take cancellations while a call runs. A queued call hands over to
+/// the next without waking the protocol's thread, and the thread waiting for
+/// work is woken once per call at most (tokio's blocking pool took a lock,
+/// a condition variable and two threads in turn for each call: ~5 futex
+/// calls a call).
+struct Calls {
+    jobs: Option<mpsc::Sender<Job>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// One tool call waiting for the session.
+struct Job {
+    tool: String,
+    arguments: String,
+    /// Waited at before the call starts, with the runtime that writes the
+    /// answers: stdout backed up stops the work.
+    gate: Option<(transport::OutputGate, tokio::runtime::Handle)>,
+    /// Whether the client cancelled the call; one cancelled before it
+    /// starts is dropped.
+    cancelled: Option<Box<dyn Fn() -> bool + Send>>,
+    answer: Answer,
+}
+
+/// Where a call's result goes.
+enum Answer {
+    /// To an async task, which may stop waiting.
+    Task(oneshot::Sender<ToolResult>),
+    /// To a thread that waits for it.
+    Wait(mpsc::Sender<ToolResult>),
+}
+
+impl Job {
+    fn new(tool: &str, arguments: String, answer: Answer) -> Self {
+        Job {
+            tool: tool.to_owned(),
+            arguments,
+            gate: None,
+            cancelled: None,
+            answer,
+        }
+    }
+
+    /// Whether the call is no longer wanted: cancelled, or nobody waits
+    /// for its answer.
+    fn abandoned(&self) -> bool {
+        matches!(&self.answer, Answer::Task(task) if task.is_closed())
+            || self.cancelled.as_ref().is_some_and(|c| c())
+    }
+
+    fn answer(self, result: ToolResult) {
+        match self.answer {
+            Answer::Task(task) => drop(task.send(result)),
+            Answer::Wait(thread) => drop(thread.send(result)),
+        }
+    }
+}
+
+impl Calls {
+    /// Moves `session` to its own thread, which ends with the last sender.
+    fn start(mut session: Session) -> anyhow::Result<Self> {
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let thread = std::thread::Builder::new()
+            .name("dsh-fs-session".into())
+            .spawn(move || {
+                for job in queue {
+                    if let Some((gate, runtime)) = &job.gate {
+                        gate.wait_blocking(runtime);
+                    }
+                    if job.abandoned() {
+                        continue;
+                    }
+                    let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                        session.execute(&job.tool, &job.arguments)
+                    }));
+                    let result = run.unwrap_or_else(|panic| {
+                        let what = panic
+                            .downcast_ref::<&str>()
+                            .copied()
+                            .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+                            .unwrap_or("a panic");
+                        ToolResult::host_error(
+                            "INTERNAL_ERROR",
+                            format!("the tool call failed in the host: {what}"),
+                        )
+                    });
+                    job.answer(result);
+                }
+            })?;
+        Ok(Calls {
+            jobs: Some(jobs),
+            thread: Some(thread),
+        })
+    }
+
+    fn queue(&self, job: Job) -> anyhow::Result<()> {
+        (self.jobs.as_ref())
+            .and_then(|jobs| jobs.send(job).ok())
+            .ok_or_else(|| anyhow::anyhow!("the session stopped"))
+    }
+}
+
+/// The server ends once the call running is done: a write or edit the
+/// client asked for is carried out whole even when it has gone. Calls
+/// queued behind it were given up with their client and do not start.
+impl Drop for Calls {
+    fn drop(&mut self) {
+        self.jobs = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
     }
 }
 
@@ -238,4 +353,94 @@ fn tool(d: crate::ToolDefinition) -> Tool {
     Tool::new(d.name, d.description, Arc::new(schema))
         .with_title(title)
         .with_annotations(annotations)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{LocalProvider, LocalStore, Runtime, SessionOptions};
+    use std::path::Path;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+    use tokio::sync::watch;
+
+    fn calls(dir: &Path) -> Calls {
+        let runtime = Runtime::new().unwrap();
+        let provider = Arc::new(LocalProvider::new(LocalStore::new(dir).unwrap()));
+        Calls::start(
+            runtime
+                .session(provider, SessionOptions::default())
+                .unwrap(),
+        )
+        .unwrap()
+    }
+
+    fn write(path: &str) -> (Job, oneshot::Receiver<ToolResult>) {
+        let (answer, result) = oneshot::channel();
+        let arguments = serde_json::json!({"file_path": path, "content": path}).to_string();
+        (Job::new("write", arguments, Answer::Task(answer)), result)
+    }
+
+    /// In the order queued; a call cancelled, or whose caller stopped
+    /// waiting, before it starts never runs, and the ones after it do.
+    #[test]
+    fn calls_run_in_turn_and_given_up_ones_never_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let calls = calls(dir.path());
+        let (first, first_done) = write("a.txt");
+        let (mut cancelled, cancelled_done) = write("b.txt");
+        cancelled.cancelled = Some(Box::new(|| true));
+        let (abandoned, abandoned_done) = write("c.txt");
+        drop(abandoned_done);
+        let (answer, read_done) = oneshot::channel();
+        let read = r#"{"file_path":"a.txt"}"#.to_owned();
+        let read = Job::new("read", read, Answer::Task(answer));
+        for job in [first, cancelled, abandoned, read] {
+            calls.queue(job).unwrap();
+        }
+        assert!(!first_done.blocking_recv().unwrap().is_error);
+        assert!(cancelled_done.blocking_recv().is_err());
+        let read = read_done.blocking_recv().unwrap();
+        assert!(read.text.contains("1: a.txt"), "{}", read.text);
+        drop(calls);
+        assert!(dir.path().join("a.txt").exists());
+        assert!(!dir.path().join("b.txt").exists());
+        assert!(!dir.path().join("c.txt").exists());
+    }
+
+    /// While the unwritten answers are over the budget, the next call waits
+    /// before it starts; one cancelled while it waits never runs.
+    #[test]
+    fn calls_wait_while_stdout_is_backed_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let calls = calls(dir.path());
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let (unwritten, gate) = watch::channel(transport::OUTPUT_BUDGET);
+        let gated = |path: &str, cancel: &Arc<AtomicBool>| {
+            let (mut job, done) = write(path);
+            job.gate = Some((
+                transport::OutputGate(gate.clone()),
+                runtime.handle().clone(),
+            ));
+            let cancel = cancel.clone();
+            job.cancelled = Some(Box::new(move || cancel.load(Ordering::SeqCst)));
+            (job, done)
+        };
+        let (keep, drop_it) = (Arc::default(), Arc::new(AtomicBool::new(false)));
+        let (cancelled, cancelled_done) = gated("cancelled.txt", &drop_it);
+        let (waiting, waiting_done) = gated("waiting.txt", &keep);
+        calls.queue(cancelled).unwrap();
+        calls.queue(waiting).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(!dir.path().join("cancelled.txt").exists());
+        assert!(!dir.path().join("waiting.txt").exists());
+        drop_it.store(true, Ordering::SeqCst);
+        unwritten.send_replace(transport::OUTPUT_BUDGET - 1);
+        assert!(cancelled_done.blocking_recv().is_err());
+        assert!(!waiting_done.blocking_recv().unwrap().is_error);
+        assert!(dir.path().join("waiting.txt").exists());
+        assert!(!dir.path().join("cancelled.txt").exists());
+    }
 }

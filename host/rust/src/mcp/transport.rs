@@ -132,13 +132,21 @@ impl ErrorResponse {
 /// Lets tool calls wait while more than [`OUTPUT_BUDGET`] bytes of answers
 /// are unwritten, so that a client not reading stdout stops the work too.
 #[derive(Clone, Debug)]
-pub(super) struct OutputGate(watch::Receiver<usize>);
+pub(super) struct OutputGate(pub(super) watch::Receiver<usize>);
 
 impl OutputGate {
     /// Returns once the unwritten answers are under [`OUTPUT_BUDGET`].
     pub(super) async fn wait(&self) {
         let mut unwritten = self.0.clone();
         let _ = unwritten.wait_for(|&n| n < OUTPUT_BUDGET).await;
+    }
+
+    /// [`OutputGate::wait`] from a thread outside `runtime`, the one that
+    /// writes the answers.
+    pub(super) fn wait_blocking(&self, runtime: &tokio::runtime::Handle) {
+        if *self.0.borrow() >= OUTPUT_BUDGET {
+            runtime.block_on(self.wait());
+        }
     }
 }
 
