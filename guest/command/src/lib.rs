@@ -96,7 +96,8 @@ impl Reply {
 
 /// Appends `text` to `json` as a JSON string, escaped as `serde_json`
 /// escapes it (`\"`, `\\`, `\n` and the other short forms, `\u00XX` for
-/// the other control characters, nothing else). It finds each byte to
+/// the other control characters, nothing else). On x86-64 sixteen bytes at
+/// a time ([`escape_blocks`]), then, and elsewhere, it finds each byte to
 /// escape eight bytes at a time ([`next_special`]) and copies the run before
 /// it whole: `serde_json`'s byte-by-byte loop was a fifth of `dsh-fs serve`'s
 /// time on 4 KiB reads, and looking at each byte of a word that held one
@@ -105,29 +106,99 @@ fn push_json_string(json: &mut String, text: &str) {
     let bytes = text.as_bytes();
     json.reserve(bytes.len() + 2);
     json.push('"');
+    #[cfg(target_arch = "x86_64")]
+    let mut start = escape_blocks(json, text);
+    #[cfg(not(target_arch = "x86_64"))]
     let mut start = 0;
+    let mut buf = [0; 6];
     while let Some(at) = next_special(bytes, start) {
         // An escaped byte is ASCII, so `at` is a character boundary.
         json.push_str(&text[start..at]);
-        match bytes[at] {
-            b'"' => json.push_str("\\\""),
-            b'\\' => json.push_str("\\\\"),
-            b'\n' => json.push_str("\\n"),
-            b'\r' => json.push_str("\\r"),
-            b'\t' => json.push_str("\\t"),
-            0x08 => json.push_str("\\b"),
-            0x0c => json.push_str("\\f"),
-            byte => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                json.push_str("\\u00");
-                json.push(char::from(HEX[usize::from(byte >> 4)]));
-                json.push(char::from(HEX[usize::from(byte & 0xf)]));
-            }
-        }
+        json.push_str(escaped(bytes[at], &mut buf));
         start = at + 1;
     }
     json.push_str(&text[start..]);
     json.push('"');
+}
+
+/// How JSON writes `byte`, one that [`next_special`] finds.
+fn escaped(byte: u8, buf: &mut [u8; 6]) -> &str {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    match byte {
+        b'"' => "\\\"",
+        b'\\' => "\\\\",
+        b'\n' => "\\n",
+        b'\r' => "\\r",
+        b'\t' => "\\t",
+        0x08 => "\\b",
+        0x0c => "\\f",
+        byte => {
+            *buf = *b"\\u00__";
+            buf[4] = HEX[usize::from(byte >> 4)];
+            buf[5] = HEX[usize::from(byte & 0xf)];
+            std::str::from_utf8(buf).expect("ASCII")
+        }
+    }
+}
+
+/// Escapes the whole sixteen-byte blocks of `text` onto `json` and returns
+/// where they ended, a character boundary. Each block is stored whole past
+/// the output's end, and the output is taken up to the block's first byte
+/// to escape (all of it when there is none), that byte escaped, and the
+/// next block read after it: one store a block where copying each run
+/// between two line feeds was a call to `memcpy` (a 4 KiB read's reply,
+/// 52 lines: 7.8% of `serve`'s time before).
+#[cfg(target_arch = "x86_64")]
+fn escape_blocks(json: &mut String, text: &str) -> usize {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8, _mm_storeu_si128,
+    };
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    let mut buf = [0; 6];
+    // SAFETY: SSE2 is part of x86-64 itself. Each load reads sixteen bytes
+    // of `bytes` (`at + 16` is at most its length); each store writes
+    // sixteen bytes of `out`'s spare capacity, reserved just before. The
+    // length is then set over bytes written, `text`'s bytes up to the first
+    // to escape; escapes are ASCII. A block may end inside a character
+    // (the next one goes on with it): at the end, the output is cut back
+    // with `at` to a character boundary, where `text` and so `json` are
+    // UTF-8, before `json` is used as a string again.
+    unsafe {
+        let out = json.as_mut_vec();
+        let quote = _mm_set1_epi8(b'"' as i8);
+        let backslash = _mm_set1_epi8(b'\\' as i8);
+        let last_control = _mm_set1_epi8(0x1f);
+        while at + 16 <= bytes.len() {
+            out.reserve(16);
+            let len = out.len();
+            let v = _mm_loadu_si128(bytes.as_ptr().add(at).cast::<__m128i>());
+            _mm_storeu_si128(out.as_mut_ptr().add(len).cast::<__m128i>(), v);
+            // A byte is at most 0x1f when its unsigned minimum with 0x1f is
+            // itself.
+            let control = _mm_cmpeq_epi8(_mm_min_epu8(v, last_control), v);
+            let found = _mm_or_si128(
+                control,
+                _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+            );
+            let mask = _mm_movemask_epi8(found) as u32;
+            if mask == 0 {
+                out.set_len(len + 16);
+                at += 16;
+            } else {
+                let first = mask.trailing_zeros() as usize;
+                out.set_len(len + first);
+                out.extend_from_slice(escaped(bytes[at + first], &mut buf).as_bytes());
+                at += first + 1;
+            }
+        }
+        while !text.is_char_boundary(at) {
+            at -= 1;
+            out.pop();
+        }
+    }
+    at
 }
 
 /// The index of the first byte at or after `from` that JSON escapes: `"`,
