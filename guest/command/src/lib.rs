@@ -96,10 +96,10 @@ impl Reply {
 
 /// Appends `text` to `json` as a JSON string, escaped as `serde_json`
 /// escapes it (`\"`, `\\`, `\n` and the other short forms, `\u00XX` for
-/// the other control characters, nothing else). On x86-64 sixteen bytes at
-/// a time ([`escape_blocks`]), then, and elsewhere, it finds each byte to
-/// escape eight bytes at a time ([`next_special`]) and copies the run before
-/// it whole: `serde_json`'s byte-by-byte loop was a fifth of `dsh-fs serve`'s
+/// the other control characters, nothing else). On x86-64 it takes sixteen
+/// bytes at a time (`escape_blocks`); in the rest, and everywhere elsewhere,
+/// it finds each byte to escape eight bytes at a time ([`next_special`]) and
+/// copies the run before it whole: `serde_json`'s byte-by-byte loop was a fifth of `dsh-fs serve`'s
 /// time on 4 KiB reads, and looking at each byte of a word that held one
 /// (a line feed every line) cost a 4 KiB read's reply 1.9 µs.
 fn push_json_string(json: &mut String, text: &str) {
@@ -202,8 +202,8 @@ fn escape_blocks(json: &mut String, text: &str) -> usize {
 }
 
 /// The index of the first byte at or after `from` that JSON escapes: `"`,
-/// `\`, or a control character below 0x20. Sixteen bytes at a time with
-/// SSE2 on x86-64 (part of every x86-64 CPU), then eight at a time.
+/// `\`, or a control character below 0x20, eight bytes at a time. On x86-64
+/// it sees only the last few bytes, after `escape_blocks`.
 fn next_special(bytes: &[u8], from: usize) -> Option<usize> {
     const ONES: u64 = u64::from_le_bytes([0x01; 8]);
     const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
@@ -212,11 +212,6 @@ fn next_special(bytes: &[u8], from: usize) -> Option<usize> {
     fn below(word: u64, n: u8) -> u64 {
         word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS
     }
-    #[cfg(target_arch = "x86_64")]
-    let from = match special_in_blocks(bytes, from) {
-        Ok(found) => return Some(found),
-        Err(rest) => rest,
-    };
     let mut at = from;
     while let Some(chunk) = bytes.get(at..at + 8) {
         let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
@@ -233,41 +228,6 @@ fn next_special(bytes: &[u8], from: usize) -> Option<usize> {
     tail.iter()
         .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
         .map(|i| at + i)
-}
-
-/// [`next_special`] over the whole sixteen-byte blocks from `from`: the
-/// index found, or where the blocks ended without one.
-#[cfg(target_arch = "x86_64")]
-fn special_in_blocks(bytes: &[u8], from: usize) -> Result<usize, usize> {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8,
-    };
-    let mut at = from;
-    // SAFETY: SSE2 is part of x86-64 itself, so every CPU this code runs on
-    // has these instructions; each load reads `block`, sixteen bytes of
-    // `bytes`, unaligned.
-    unsafe {
-        let quote = _mm_set1_epi8(b'"' as i8);
-        let backslash = _mm_set1_epi8(b'\\' as i8);
-        let last_control = _mm_set1_epi8(0x1f);
-        while let Some(block) = bytes.get(at..at + 16) {
-            let v = _mm_loadu_si128(block.as_ptr().cast::<__m128i>());
-            // A byte is at most 0x1f when its unsigned minimum with 0x1f is
-            // itself.
-            let control = _mm_cmpeq_epi8(_mm_min_epu8(v, last_control), v);
-            let found = _mm_or_si128(
-                control,
-                _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-            );
-            let mask = _mm_movemask_epi8(found) as u32;
-            if mask != 0 {
-                return Ok(at + mask.trailing_zeros() as usize);
-            }
-            at += 16;
-        }
-    }
-    Err(at)
 }
 
 /// Writes the replies in `pending` and empties it; a large reply's room is
