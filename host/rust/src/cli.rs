@@ -196,9 +196,11 @@ fn run(cli: Cli) -> Result<u8> {
             crate::mcp::return_large_blocks();
             let (provider, options) = workspace.open()?;
             let mut session = Runtime::new()?.session(provider, options)?;
-            dsh_fs_command::serve(
+            // The replies go out on a thread of their own while the next
+            // requests run.
+            dsh_fs_command::serve_beside(
                 std::io::stdin().lock(),
-                std::io::stdout().lock(),
+                std::io::stdout(),
                 |tool, args| reply(session.execute(tool, args)),
             )?;
             Ok(0)
