@@ -41,6 +41,7 @@ pub(super) struct Server {
     stdout: BufReader<ChildStdout>,
     next_id: u64,
     line: String,
+    bytes: Vec<u8>,
 }
 
 impl Server {
@@ -64,6 +65,7 @@ impl Server {
             stdout,
             next_id: 1,
             line: String::new(),
+            bytes: Vec::new(),
         };
         if protocol == Protocol::Mcp {
             server.send(&json!({
@@ -493,7 +495,7 @@ fn pipeline(server: &mut Server, args: &str, calls: usize) -> Result<()> {
         });
         let mut answers = || -> Result<()> {
             for _ in 0..calls {
-                server_answer(&mut server.stdout, &mut server.line, server.protocol)?;
+                server_answer(&mut server.stdout, &mut server.bytes, server.protocol)?;
             }
             Ok(())
         };
@@ -503,28 +505,39 @@ fn pipeline(server: &mut Server, args: &str, calls: usize) -> Result<()> {
     })
 }
 
-/// Reads one answer line (any id) and fails unless it succeeded.
+/// Reads one answer line (any id) and fails unless it succeeded, looking
+/// only where the protocol puts what it checks (the id at the start of an
+/// MCP line, the error flag at the end of either), so that the client's own
+/// work on a reply stays small beside the server's on the same two cores.
 fn server_answer(
     stdout: &mut BufReader<ChildStdout>,
-    line: &mut String,
+    line: &mut Vec<u8>,
     protocol: Protocol,
 ) -> Result<()> {
+    let has =
+        |part: &[u8], needle: &str| part.windows(needle.len()).any(|w| w == needle.as_bytes());
     loop {
         line.clear();
-        if stdout.read_line(line)? == 0 {
+        if stdout.read_until(b'\n', line)? == 0 {
             bail!("{} closed its stdout", protocol.label());
         }
+        let head = &line[..line.len().min(48)];
+        let tail = &line[line.len().saturating_sub(48)..];
         let ok = match protocol {
-            Protocol::Serve => line.contains(r#""is_error":false"#),
+            Protocol::Serve => has(tail, r#""is_error":false"#),
             Protocol::Mcp => {
-                if !line.contains(r#""id":"#) {
+                if !has(head, r#""id":"#) {
                     continue; // a notification
                 }
-                line.contains(r#""isError":false"#)
+                has(tail, r#""isError":false"#)
             }
         };
         if !ok {
-            bail!("{} call failed: {line}", protocol.label());
+            bail!(
+                "{} call failed: {}",
+                protocol.label(),
+                String::from_utf8_lossy(line)
+            );
         }
         return Ok(());
     }
