@@ -1230,6 +1230,16 @@ fn http_sweep(mode: Mode) -> Tally {
     tally
 }
 
+/// Whether `a` and `b` hold the same lines, in any order.
+fn same_lines(a: &str, b: &str) -> bool {
+    fn sorted(s: &str) -> Vec<&str> {
+        let mut lines: Vec<&str> = s.lines().collect();
+        lines.sort_unstable();
+        lines
+    }
+    sorted(a) == sorted(b)
+}
+
 fn first_line(s: &str) -> &str {
     let line = s.lines().next().unwrap_or("");
     &line[..line.floor_char_boundary(300)]
@@ -1275,7 +1285,12 @@ fn check<B: Backend>(
         if now != sc.old {
             return Err(format!("{} changed during a {}", sc.path, sc.call.0));
         }
-        if ok && result.text != baseline.text {
+        // glob lists newest first: on a bucket, whose objects take their
+        // times from the uploads (to the second on moto), two files seeded
+        // one after the other tie in one setup and not in the next, so the
+        // same files may come in another order.
+        let reordered = sc.call.0 == "glob" && same_lines(&result.text, &baseline.text);
+        if ok && result.text != baseline.text && !reordered {
             if !matches!(sc.call.0, "glob" | "grep") {
                 return Err(format!(
                     "success with another answer than a clean run's: {:?}",
