@@ -36,7 +36,8 @@ pub use error::{ErrorCode, FsError};
 pub use provider::{DynProvider, Provider};
 pub use types::{
     DirEntry, DirEntryKind, EditExcerpt, EditOutcome, EditRequest, EditsError, EntryKind, FsInfo,
-    PathText, SearchQuery, TextContent, Version, WriteIntent, WriteOperation, WriteOutcome,
+    PathText, SearchQuery, Skipped, TextContent, Version, WriteIntent, WriteOperation,
+    WriteOutcome,
 };
 
 /// Files at or above this size are read through `stream-text`, never whole.

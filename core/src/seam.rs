@@ -3,7 +3,7 @@
 //! guarded write, the stream decoder, and I/O error codes. One copy, so a
 //! version or an intent means the same thing on every backend.
 
-use crate::{ErrorCode, FsError, Version, WriteIntent};
+use crate::{ErrorCode, FsError, Skipped, Version, WriteIntent};
 use std::path::{Path, PathBuf};
 
 /// Longest path accepted (Linux's `PATH_MAX`).
@@ -166,6 +166,22 @@ pub fn symlink_loop(shown: &str) -> FsError {
 /// Largest chunk a provider's stream hands out, whatever the caller asks for.
 pub const MAX_CHUNK: u32 = 8 << 20;
 
+/// The piece a skip reads at a time: small enough that a core's cache holds
+/// it while it is hashed, checked and counted.
+pub const SKIP_PIECE: usize = 256 << 10;
+
+/// The longest prefix of `s` of at most `max` bytes that ends between characters.
+fn floor_char_boundary(s: &str, max: usize) -> usize {
+    if max >= s.len() {
+        return s.len();
+    }
+    // A character is at most 4 bytes: one of these is a boundary.
+    (max.saturating_sub(3)..=max)
+        .rev()
+        .find(|&i| s.is_char_boundary(i))
+        .unwrap_or(0)
+}
+
 /// The text side of a provider's `text-stream`: the backend reads raw bytes
 /// (from a file, a ranged GET, ...) into buffers this makes, and it decodes
 /// them, hashes them when the stream began at the start of the file, and
@@ -179,6 +195,11 @@ pub struct StreamText {
     shown: String,
     ended: bool,
     version: Option<Version>,
+    /// Decoded text not handed out yet, from `carry.1` on: what a skip
+    /// read past the line feed it stopped at.
+    carry: (String, usize),
+    /// A buffer kept between the pieces a skip reads.
+    spare: Vec<u8>,
 }
 
 impl StreamText {
@@ -200,6 +221,8 @@ impl StreamText {
             shown: shown.to_owned(),
             ended: false,
             version: None,
+            carry: (String::new(), 0),
+            spare: Vec::new(),
         }
     }
 
@@ -259,6 +282,9 @@ impl StreamText {
         max_bytes: u32,
         mut read: impl FnMut(&mut Vec<u8>) -> Result<usize, FsError>,
     ) -> Result<Option<String>, FsError> {
+        if let Some(text) = self.take_carry(max_bytes) {
+            return Ok(Some(text));
+        }
         if self.ended {
             return Ok(None);
         }
@@ -280,6 +306,76 @@ impl StreamText {
                 return Ok(Some(text));
             }
         }
+    }
+
+    /// At most `max_bytes` of the text a skip left over, if it left any.
+    fn take_carry(&mut self, max_bytes: u32) -> Option<String> {
+        let (text, at) = &mut self.carry;
+        let rest = text.get(*at..).filter(|rest| !rest.is_empty())?;
+        let cut = floor_char_boundary(rest, max_bytes.clamp(4, MAX_CHUNK) as usize);
+        if *at == 0 && cut == text.len() {
+            return Some(std::mem::take(text));
+        }
+        let piece = rest[..cut].to_owned();
+        *at += cut;
+        Some(piece)
+    }
+
+    /// Passes over the next text (see [`crate::store::TextStream::skip`]),
+    /// reading it from a byte source as [`Self::next_from`] does, a piece of
+    /// at most [`SKIP_PIECE`] bytes at a time into one reused buffer: each
+    /// piece is hashed, checked and counted while it is in cache, and none
+    /// is handed out. Text read past the line feed it stops at is kept for
+    /// the next call.
+    pub fn skip_from(
+        &mut self,
+        max_bytes: u32,
+        max_lines: u64,
+        mut read: impl FnMut(&mut Vec<u8>) -> Result<usize, FsError>,
+    ) -> Result<Option<Skipped>, FsError> {
+        let max = u64::from(max_bytes.max(4));
+        let mut done = Skipped::default();
+        while done.lines < max_lines && done.bytes < max {
+            let (text, at) = if self.carry.1 < self.carry.0.len() {
+                std::mem::take(&mut self.carry)
+            } else if self.ended {
+                break;
+            } else {
+                let mut buf = self.decoder.begin_in(std::mem::take(&mut self.spare));
+                let from = buf.len();
+                buf.reserve_exact((max - done.bytes).min(SKIP_PIECE as u64) as usize);
+                if read(&mut buf)? == 0 {
+                    self.end(buf)?;
+                    break;
+                }
+                (self.feed(buf, from)?, 0)
+            };
+            let rest = &text.as_bytes()[at..];
+            let room = floor_char_boundary(&text[at..], (max - done.bytes) as usize);
+            let pass = match crate::text::nth_newline(&rest[..room], max_lines - done.lines) {
+                Ok(feed) => {
+                    done.lines = max_lines;
+                    feed + 1
+                }
+                Err(seen) => {
+                    done.lines += seen;
+                    room
+                }
+            };
+            if pass > 0 {
+                done.bytes += pass as u64;
+                done.mid_line = rest[pass - 1] != b'\n';
+            }
+            if at + pass < text.len() {
+                self.carry = (text, at + pass);
+                break;
+            }
+            self.spare = text.into_bytes();
+        }
+        if done.bytes == 0 && max_lines > 0 {
+            return Ok(None);
+        }
+        Ok(Some(done))
     }
 
     /// The version of the whole content, once ended; `None` for a stream that

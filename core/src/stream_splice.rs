@@ -335,7 +335,7 @@ impl Tally<'_> {
 }
 
 fn count_newlines(bytes: &[u8]) -> u64 {
-    memchr::memchr_iter(b'\n', bytes).count() as u64
+    crate::text::count_newlines(bytes) as u64
 }
 
 /// The second pass: writes the edited file while the original's bytes are

@@ -37,6 +37,18 @@ pub struct TextContent {
     pub version: Version,
 }
 
+/// The text a [`TextStream::skip`](crate::store::TextStream::skip) passed
+/// over without handing it out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Skipped {
+    /// Bytes of text passed over (whole characters).
+    pub bytes: u64,
+    /// Line feeds among them.
+    pub lines: u64,
+    /// The last byte passed over is not a line feed.
+    pub mid_line: bool,
+}
+
 /// What `read-path` found at a path: the display path and key of the target
 /// it resolves to, and the outcome of reading that target's whole text.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -30,6 +30,7 @@ macro_rules! wit_types {
         $crate::__wit_record!($wit FsError { code, message });
         $crate::__wit_record!($wit FsInfo { version, kind, size });
         $crate::__wit_record!($wit TextContent { text, version });
+        $crate::__wit_record!($wit Skipped { bytes, lines, mid_line });
         $crate::__wit_record!($wit WriteOutcome { operation, version });
         $crate::__wit_record!($wit EditRequest { old_string, new_string, replace_all });
         $crate::__wit_record!($wit EditExcerpt { first_line, before, after });
@@ -296,6 +297,19 @@ macro_rules! wit_provider {
                     &mut **self.0.borrow_mut(),
                     max_bytes,
                 )?)
+            }
+
+            fn skip(
+                &self,
+                max_bytes: u32,
+                max_lines: u64,
+            ) -> Result<Option<$wit::Skipped>, $wit::FsError> {
+                Ok($crate::provider::TextStream::skip(
+                    &mut **self.0.borrow_mut(),
+                    max_bytes,
+                    max_lines,
+                )?
+                .map(Into::into))
             }
 
             fn version(&self) -> Option<$wit::Version> {

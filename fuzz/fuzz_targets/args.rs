@@ -78,6 +78,9 @@ impl TextStream for Never {
     fn next_chunk(&mut self, _: u32) -> Result<Option<String>, FsError> {
         match *self {}
     }
+    fn skip(&mut self, _: u32, _: u64) -> Result<Option<dsh_fs_core::Skipped>, FsError> {
+        match *self {}
+    }
     fn version(&self) -> Option<String> {
         match *self {}
     }

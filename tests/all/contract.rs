@@ -369,6 +369,115 @@ fn stream_resumes_from_a_text_offset(f: &dyn Fixture) {
     }
 }
 
+/// `skip` passes over what `next` would hand out, interleaved with it in any
+/// order: its counts match the text, it stops just after the line feed asked
+/// for or at its byte budget (between characters), and the version at the
+/// end is the whole file's.
+fn stream_skips_what_next_would_hand_out(f: &dyn Fixture) {
+    let p = f.provider();
+    let text: String = (0..3000)
+        .map(|i| match i % 5 {
+            0 => format!("{i} ✓ ünïcode\r\n"),
+            1 => "\n".to_owned(),
+            2 => format!("{}\n", "x".repeat(i % 700)),
+            3 => format!("{i} 𝄞 no line feed for a while "),
+            _ => format!("{i}\n"),
+        })
+        .collect();
+    f.put("s.txt", format!("\u{feff}{text}").as_bytes());
+    let t = p.resolve("s.txt").unwrap();
+    let whole = p.read_text(&t, u64::MAX).unwrap();
+    assert_eq!(whole.text, text);
+    let feeds = |s: &str| s.bytes().filter(|&b| b == b'\n').count() as u64;
+    // (max-bytes, max-lines) of each skip, and the chunk size of the `next`
+    // between two skips (0: none); each schedule is repeated to the end.
+    let schedules: [&[(u32, u64, u32)]; 5] = [
+        &[(1 << 20, u64::MAX, 0)],
+        &[(5, 1, 0)],
+        &[(64, 3, 7), (1000, 1, 0)],
+        &[(4, u64::MAX, 4), (300_000, 250, 1 << 20)],
+        &[(1, 2, 0), (6, 0, 5)],
+    ];
+    for schedule in schedules {
+        let mut s = p.stream_text(&t, 0).unwrap();
+        let mut at = 0;
+        'stream: for step in 0.. {
+            let (max_bytes, max_lines, chunk) = schedule[step % schedule.len()];
+            let what = format!("{schedule:?}, step {step} at {at}");
+            match s.skip(max_bytes, max_lines).unwrap() {
+                Some(k) => {
+                    let end = at + k.bytes as usize;
+                    assert!(text.is_char_boundary(end), "{what}: cut a character");
+                    let passed = &text[at..end];
+                    assert!(k.bytes <= u64::from(max_bytes.max(4)), "{what}: {k:?}");
+                    assert_eq!(k.lines, feeds(passed), "{what}: {k:?}");
+                    assert!(k.lines <= max_lines, "{what}: {k:?}");
+                    if max_lines == 0 {
+                        assert_eq!(k.bytes, 0, "{what}");
+                    } else {
+                        assert_eq!(k.mid_line, !passed.ends_with('\n'), "{what}: {k:?}");
+                        // It went on as far as both limits let it.
+                        let next = text[end..].chars().next();
+                        let stopped = k.lines == max_lines
+                            || next.is_none_or(|c| {
+                                k.bytes + c.len_utf8() as u64 > u64::from(max_bytes.max(4))
+                            });
+                        assert!(stopped, "{what}: stopped early, {k:?}");
+                    }
+                    at = end;
+                }
+                None => {
+                    assert_eq!(at, text.len(), "{what}: ended early");
+                    break 'stream;
+                }
+            }
+            assert!(
+                s.version().is_none() || at == text.len(),
+                "{what}: version before the end"
+            );
+            if chunk > 0 {
+                match s.next_chunk(chunk).unwrap() {
+                    Some(piece) => {
+                        assert!(piece.len() <= chunk.max(4) as usize, "{what}");
+                        assert_eq!(piece, text[at..at + piece.len()], "{what}");
+                        at += piece.len();
+                    }
+                    None => {
+                        assert_eq!(at, text.len(), "{what}: ended early");
+                        break 'stream;
+                    }
+                }
+            }
+        }
+        assert_eq!(s.next_chunk(64).unwrap(), None);
+        assert_eq!(s.skip(64, 1).unwrap(), None);
+        assert_eq!(s.version().as_ref(), Some(&whole.version), "{schedule:?}");
+    }
+    // A skip checks what it passes over, as `next` does.
+    f.put("bad.txt", b"fine\nthen \xC3\nmore\n");
+    let mut s = p.stream_text(&p.resolve("bad.txt").unwrap(), 0).unwrap();
+    let err = loop {
+        match s.skip(1 << 20, u64::MAX) {
+            Ok(Some(_)) => {}
+            Ok(None) => panic!("a truncated character must fail the stream"),
+            Err(e) => break e.code,
+        }
+    };
+    assert_eq!(err, ErrorCode::NotText);
+    // A stream resumed where a skip began reads on from there.
+    let mut s = p.stream_text(&t, 0).unwrap();
+    let first = s.skip(100, 2).unwrap().unwrap();
+    let second = s.skip(1 << 20, 40).unwrap().unwrap();
+    assert_eq!(second.lines, 40);
+    let mut resumed = p.stream_text(&t, first.bytes).unwrap();
+    let again = resumed.skip(1 << 20, 40).unwrap().unwrap();
+    assert_eq!(again, second);
+    assert_eq!(
+        resumed.next_chunk(64).unwrap().unwrap(),
+        s.next_chunk(64).unwrap().unwrap()
+    );
+}
+
 fn write_honours_intents(f: &dyn Fixture) {
     let p = f.provider();
     let t = p.resolve("new/deep/file.txt").unwrap();
@@ -622,6 +731,7 @@ contract_suite!(
     read_decodes_and_rejects_non_text,
     stream_matches_read,
     stream_resumes_from_a_text_offset,
+    stream_skips_what_next_would_hand_out,
     write_honours_intents,
     edit_checks_version_before_matching,
     edit_matches_literally_and_reports_outcomes,

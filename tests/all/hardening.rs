@@ -11,7 +11,7 @@ use crate::object_store::Bucket;
 use crate::{Workspace, call, code, fails, ok, runtime, runtime_with_timeout};
 use dsh_fs::{
     BoxListing, BoxStream, DynProvider, EditOutcome, EditRequest, FsError, FsInfo, MemoryProvider,
-    Provider, SessionOptions, Target, TextContent, WriteIntent, WriteOutcome,
+    Provider, SessionOptions, Skipped, Target, TextContent, TextStream, WriteIntent, WriteOutcome,
 };
 use serde_json::json;
 use std::os::unix::fs::{FileExt, MetadataExt};
@@ -684,17 +684,23 @@ fn a_trailing_slash_on_a_file_is_not_a_directory() {
     assert!(!ws.path("new").exists());
 }
 
-/// A neighbour that swaps `large.txt` for another file (rename over it)
-/// at the worst moment for a paged read: after the stat that matched the
-/// line index, before the stream opens the file.
-#[derive(Debug)]
-struct SwapBeforeOpen {
+/// The workspace's provider with its streams made by `stream`: a
+/// neighbour that acts when a stream opens, or a provider that lies.
+struct Meddler<F> {
     inner: Arc<DynProvider>,
-    root: std::path::PathBuf,
-    armed: AtomicBool,
+    stream: F,
 }
 
-impl Provider for SwapBeforeOpen {
+impl<F> std::fmt::Debug for Meddler<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Meddler").finish_non_exhaustive()
+    }
+}
+
+impl<F> Provider for Meddler<F>
+where
+    F: Fn(&DynProvider, &Target, u64) -> Result<BoxStream, FsError>,
+{
     type Target = Target;
     type Stream = BoxStream;
     type Listing = BoxListing;
@@ -709,10 +715,7 @@ impl Provider for SwapBeforeOpen {
         self.inner.read_text(target, max_bytes)
     }
     fn stream_text(&self, target: &Target, start: u64) -> Result<dsh_fs::BoxStream, FsError> {
-        if start > 0 && self.armed.swap(false, Ordering::SeqCst) {
-            std::fs::rename(self.root.join("other.txt"), self.root.join("large.txt")).unwrap();
-        }
-        self.inner.stream_text(target, start)
+        (self.stream)(&*self.inner, target, start)
     }
     fn write_text(
         &self,
@@ -763,10 +766,19 @@ fn a_swap_between_stat_and_open_never_mislabels_a_page() {
     let ws = Workspace::new();
     ws.write("large.txt", self_numbered("A", 40));
     ws.write("other.txt", self_numbered("B", 70));
-    let provider = Arc::new(SwapBeforeOpen {
+    // A neighbour that swaps `large.txt` for another file (rename over it)
+    // at the worst moment for a paged read: after the stat that matched the
+    // line index, before the stream opens the file.
+    let armed = Arc::new(AtomicBool::new(false));
+    let (root, swap) = (ws.root.clone(), armed.clone());
+    let provider = Arc::new(Meddler {
         inner: ws.provider(),
-        root: ws.root.clone(),
-        armed: AtomicBool::new(false),
+        stream: move |inner: &DynProvider, target: &Target, start: u64| {
+            if start > 0 && swap.swap(false, Ordering::SeqCst) {
+                std::fs::rename(root.join("other.txt"), root.join("large.txt")).unwrap();
+            }
+            inner.stream_text(target, start)
+        },
     });
     let mut s = runtime()
         .session(provider.clone(), SessionOptions::default())
@@ -778,13 +790,13 @@ fn a_swap_between_stat_and_open_never_mislabels_a_page() {
         "read",
         json!({"file_path": "large.txt", "limit": 1}),
     ));
-    provider.armed.store(true, Ordering::SeqCst);
+    armed.store(true, Ordering::SeqCst);
     let page = ok(call(
         &mut s,
         "read",
         json!({"file_path": "large.txt", "offset": 150000, "limit": 3}),
     ));
-    assert!(!provider.armed.load(Ordering::SeqCst), "the swap never ran");
+    assert!(!armed.load(Ordering::SeqCst), "the swap never ran");
     let shown: Vec<&str> = page.lines().filter(|l| l.contains(": B ")).collect();
     assert_eq!(shown.len(), 3, "{page}");
     for line in shown {
@@ -795,4 +807,61 @@ fn a_swap_between_stat_and_open_never_mislabels_a_page() {
             "{page}"
         );
     }
+}
+
+/// A stream that says it passed over one line more than it was asked to.
+struct Overcounting(BoxStream);
+
+impl TextStream for Overcounting {
+    fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, FsError> {
+        self.0.next_chunk(max_bytes)
+    }
+    fn skip(&mut self, max_bytes: u32, max_lines: u64) -> Result<Option<Skipped>, FsError> {
+        let skipped = self.0.skip(max_bytes, max_lines)?;
+        Ok(skipped.map(|s| Skipped {
+            lines: max_lines.saturating_add(1),
+            ..s
+        }))
+    }
+    fn version(&self) -> Option<String> {
+        self.0.version()
+    }
+}
+
+#[test]
+fn a_provider_that_skips_more_lines_than_asked_is_not_believed() {
+    let ws = Workspace::new();
+    ws.write("large.txt", self_numbered("A", 40));
+    let provider = Arc::new(Meddler {
+        inner: ws.provider(),
+        stream: |inner: &DynProvider, target: &Target, start: u64| {
+            let honest = inner.stream_text(target, start)?;
+            Ok(Box::new(Overcounting(honest)) as BoxStream)
+        },
+    });
+    let mut s = runtime()
+        .session(provider, SessionOptions::default())
+        .unwrap();
+    let text = fails(
+        call(
+            &mut s,
+            "read",
+            json!({"file_path": "large.txt", "offset": 150000, "limit": 3}),
+        ),
+        "FS_IO_ERROR",
+    );
+    assert!(text.contains("the provider skipped"), "{text}");
+    assert!(
+        !text.contains(": A "),
+        "no line is shown under a wrong number: {text}"
+    );
+    // Nothing was observed: the file cannot be edited on the strength of it.
+    fails(
+        call(
+            &mut s,
+            "edit",
+            json!({"file_path": "large.txt", "old_string": "A 00000001 ", "new_string": "B"}),
+        ),
+        "FS_NOT_OBSERVED",
+    );
 }

@@ -17,7 +17,7 @@ use dsh_fs::{
     EntryKind, ErrorCode, FsError, FsInfo, Listing, Provider, Target, TextContent, TextStream,
     WriteIntent, WriteOperation, WriteOutcome,
 };
-use dsh_fs_core::SearchQuery;
+use dsh_fs_core::{SearchQuery, Skipped};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::fmt;
@@ -368,6 +368,18 @@ impl TextStream for Handle {
     fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, FsError> {
         let chunk = self.call("next", json!({"maxBytes": max_bytes}))?;
         Ok((!chunk.is_null()).then(|| string(&chunk)))
+    }
+
+    fn skip(&mut self, max_bytes: u32, max_lines: u64) -> Result<Option<Skipped>, FsError> {
+        let skipped = self.call(
+            "skip",
+            json!({"maxBytes": max_bytes, "maxLines": max_lines.to_string()}),
+        )?;
+        Ok((!skipped.is_null()).then(|| Skipped {
+            bytes: u64_of(&skipped["bytes"]),
+            lines: u64_of(&skipped["lines"]),
+            mid_line: skipped["midLine"].as_bool().expect("midLine is a boolean"),
+        }))
     }
 
     fn version(&self) -> Option<String> {

@@ -15,7 +15,7 @@ use crate::store::{
 use crate::text::{self, ContentHasher, content_hash};
 use crate::{
     EditOutcome, EditRequest, EditsError, ErrorCode, FsError, FsInfo, PathText, SearchQuery,
-    TextContent, Version, WriteIntent, WriteOperation, WriteOutcome,
+    Skipped, TextContent, Version, WriteIntent, WriteOperation, WriteOutcome,
 };
 
 /// Read buffer of the chunked passes (hashing, streamed edits).
@@ -312,6 +312,15 @@ impl<O: Object> TextStream for Stream<O> {
     fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, FsError> {
         let (object, at, shown) = (&mut self.object, &mut self.at, &self.shown);
         self.text.next_from(max_bytes, |buf| {
+            let n = read_append(object, *at, buf, shown)?;
+            *at += n as u64;
+            Ok(n)
+        })
+    }
+
+    fn skip(&mut self, max_bytes: u32, max_lines: u64) -> Result<Option<Skipped>, FsError> {
+        let (object, at, shown) = (&mut self.object, &mut self.at, &self.shown);
+        self.text.skip_from(max_bytes, max_lines, |buf| {
             let n = read_append(object, *at, buf, shown)?;
             *at += n as u64;
             Ok(n)

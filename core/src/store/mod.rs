@@ -13,7 +13,7 @@
 pub mod contract;
 pub mod memory;
 
-use crate::{DirEntry, EntryKind, FsError, SearchQuery, Version};
+use crate::{DirEntry, EntryKind, FsError, SearchQuery, Skipped, Version};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -330,8 +330,14 @@ impl Listing for crate::listing::Entries {
 pub trait TextStream {
     /// The next chunk of at most `max_bytes` bytes of UTF-8, `None` at the end.
     fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, FsError>;
-    /// The version of everything streamed, once `next_chunk` returned `None`;
-    /// `None` for a stream that began past the start.
+    /// Passes over the next text as [`Self::next_chunk`] would hand it out
+    /// (decoded, checked and hashed alike) without handing it out: at most
+    /// `max_bytes` bytes of whole characters, stopping just after the
+    /// `max_lines`-th line feed; `None` at the end, and nothing passed over
+    /// for a `max_lines` of 0.
+    fn skip(&mut self, max_bytes: u32, max_lines: u64) -> Result<Option<Skipped>, FsError>;
+    /// The version of everything streamed, once `next_chunk` or `skip`
+    /// returned `None`; `None` for a stream that began past the start.
     fn version(&self) -> Option<Version>;
 }
 
@@ -348,6 +354,10 @@ impl<T: Listing + ?Sized> Listing for Box<T> {
 impl<T: TextStream + ?Sized> TextStream for Box<T> {
     fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, FsError> {
         (**self).next_chunk(max_bytes)
+    }
+
+    fn skip(&mut self, max_bytes: u32, max_lines: u64) -> Result<Option<Skipped>, FsError> {
+        (**self).skip(max_bytes, max_lines)
     }
 
     fn version(&self) -> Option<Version> {

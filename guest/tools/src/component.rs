@@ -183,6 +183,14 @@ mod imported {
             self.next(max_bytes).map_err(Into::into)
         }
 
+        fn skip(
+            &mut self,
+            max_bytes: u32,
+            max_lines: u64,
+        ) -> Result<Option<core::Skipped>, core::FsError> {
+            Ok(seam::TextStream::skip(self, max_bytes, max_lines)?.map(Into::into))
+        }
+
         fn version(&self) -> Option<String> {
             seam::TextStream::version(self)
         }

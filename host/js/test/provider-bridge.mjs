@@ -75,6 +75,10 @@ const ops = {
   next({ id, maxBytes }) {
     return handle(id).next(maxBytes) ?? null;
   },
+  skip({ id, maxBytes, maxLines }) {
+    const s = handle(id).skip(maxBytes, BigInt(maxLines));
+    return s == null ? null : { bytes: u64(s.bytes), lines: u64(s.lines), midLine: s.midLine };
+  },
   version({ id }) {
     return handle(id).version() ?? null;
   },

@@ -176,6 +176,16 @@ impl seam::HostTextStream for HostState {
             .map_err(Into::into))
     }
 
+    fn skip(
+        &mut self,
+        s: Resource<StreamHandle>,
+        max_bytes: u32,
+        max_lines: u64,
+    ) -> Res<Option<wit::Skipped>> {
+        let skipped = self.table.get_mut(&s)?.0.skip(max_bytes, max_lines);
+        Ok(lift(skipped, |s| s.map(Into::into)))
+    }
+
     fn version(&mut self, s: Resource<StreamHandle>) -> wasmtime::Result<Option<String>> {
         Ok(self.table.get(&s)?.0.version())
     }

@@ -43,7 +43,8 @@ mod state;
 pub use dsh_fs_core::deadline;
 pub use dsh_fs_core::{
     DirEntry, DirEntryKind, EditExcerpt, EditOutcome, EditRequest, EditsError, EntryKind,
-    ErrorCode, FsError, FsInfo, TextContent, Version, WriteIntent, WriteOperation, WriteOutcome,
+    ErrorCode, FsError, FsInfo, Skipped, TextContent, Version, WriteIntent, WriteOperation,
+    WriteOutcome,
 };
 /// The local disk's fast path for `glob` and `grep`.
 pub use dsh_fs_store_local::search;

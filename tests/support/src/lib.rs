@@ -17,8 +17,8 @@ use dsh_fs_core as core;
 use dsh_fs_core::provider::{BoxListing, BoxStream, Provider};
 use dsh_fs_core::store::{ByteStore, Listing, Target, TextStream};
 use dsh_fs_core::{
-    EditOutcome, EditRequest, EditsError, FsError, FsInfo, SearchQuery, TextContent, WriteIntent,
-    WriteOutcome,
+    EditOutcome, EditRequest, EditsError, FsError, FsInfo, SearchQuery, Skipped, TextContent,
+    WriteIntent, WriteOutcome,
 };
 use std::collections::HashMap;
 use std::fmt;
@@ -300,6 +300,13 @@ impl<S: Send + Sync + 'static> TextStream for GuestStream<S> {
     fn next_chunk(&mut self, max_bytes: u32) -> Result<Option<String>, FsError> {
         let r = self.0.resource;
         lock(&self.0.instance).call(|api, s| api.text_stream().call_next(s, r, max_bytes))
+    }
+
+    fn skip(&mut self, max_bytes: u32, max_lines: u64) -> Result<Option<Skipped>, FsError> {
+        let r = self.0.resource;
+        let skipped = lock(&self.0.instance)
+            .call(|api, s| api.text_stream().call_skip(s, r, max_bytes, max_lines))?;
+        Ok(skipped.map(Into::into))
     }
 
     fn version(&self) -> Option<String> {

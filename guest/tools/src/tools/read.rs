@@ -19,6 +19,11 @@ pub const MAX_LINES: u64 = 2000;
 /// 32.5 ms in 1 MiB chunks, 27.9 in 256 KiB ones; 64 KiB was slower again).
 pub(super) const STREAM_CHUNK: u32 = 256 << 10;
 
+/// Most text one `skip` passes over: the provider counts the lines the
+/// window does not show where it reads them, and the line index gets a mark
+/// at each skip's start (so paging resumes at most this far before its window).
+const SKIP_BYTES: u32 = 1 << 20;
+
 pub(super) static SPEC: Spec = Spec {
     name: "read",
     title: "Read file",
@@ -170,12 +175,7 @@ fn page<P: Provider>(
     if provider.stat(target).map_err(fail)?.map(|i| i.version) != *meta {
         return Ok(None);
     }
-    while !window.complete() {
-        match stream.next_chunk(STREAM_CHUNK).map_err(fail)? {
-            Some(chunk) => window.push(&chunk),
-            None => break,
-        }
-    }
+    while !window.complete() && feed(&mut window, &mut stream)? {}
     Ok(Some((
         window.finish(display, Some(ix.total)),
         ix.version.clone(),
@@ -194,9 +194,7 @@ fn scan<P: Provider>(
 ) -> Result<(Answer, Option<LineIndex>), ToolError> {
     let mut window = Window::new(offset, limit).indexing();
     let mut stream = provider.stream_text(target, 0).map_err(fail)?;
-    while let Some(chunk) = stream.next_chunk(STREAM_CHUNK).map_err(fail)? {
-        window.push(&chunk);
-    }
+    while feed(&mut window, &mut stream)? {}
     let version = stream.version().ok_or_else(|| {
         fail(FsError::new(
             ErrorCode::IoError,
@@ -212,4 +210,30 @@ fn scan<P: Provider>(
         _ => None,
     };
     Ok(((window.finish(display, None), version), index))
+}
+
+/// Moves `window` on by the stream's next text: skipped where the window
+/// needs no line of it, pushed where it does. `false` at the end.
+fn feed(window: &mut Window, stream: &mut impl TextStream) -> Result<bool, ToolError> {
+    match window.skippable() {
+        Some(lines) => match stream.skip(SKIP_BYTES, lines).map_err(fail)? {
+            Some(s) if s.lines > lines || s.bytes > u64::from(SKIP_BYTES) || s.bytes < s.lines => {
+                return Err(fail(FsError::new(
+                    ErrorCode::IoError,
+                    format!(
+                        "the provider skipped {} bytes and {} lines when asked for at most {} \
+                         and {lines}",
+                        s.bytes, s.lines, SKIP_BYTES
+                    ),
+                )));
+            }
+            Some(skipped) => window.skipped(skipped),
+            None => return Ok(false),
+        },
+        None => match stream.next_chunk(STREAM_CHUNK).map_err(fail)? {
+            Some(chunk) => window.push(&chunk),
+            None => return Ok(false),
+        },
+    }
+    Ok(true)
 }

@@ -4,6 +4,8 @@
 //! start near its window.
 
 use crate::error::ToolError;
+use dsh_fs_core::Skipped;
+use dsh_fs_core::text::nth_newline;
 
 /// Longest line shown in full, in characters.
 pub const MAX_LINE_CHARS: usize = 2000;
@@ -123,6 +125,38 @@ impl Window {
         !self.capped && self.line >= self.first && self.line <= self.last
     }
 
+    /// Line feeds to pass over before the next text matters: up to the
+    /// window's first line, or every one once the window is complete.
+    fn lines_to_skip(&self) -> u64 {
+        if self.line < self.first && !self.capped {
+            self.first - self.line
+        } else {
+            u64::MAX
+        }
+    }
+
+    /// How many line feeds of the text to come the window need not see,
+    /// `None` while it collects lines: the scan of a large file passes over
+    /// these with [`TextStream::skip`](dsh_fs_core::provider::TextStream::skip)
+    /// and feeds only the rest.
+    pub fn skippable(&self) -> Option<u64> {
+        (!self.collecting()).then(|| self.lines_to_skip())
+    }
+
+    /// Takes in text the stream passed over (after [`Self::skippable`]
+    /// said how many line feeds it may hold), as [`Self::push`] would have
+    /// taken it.
+    pub fn skipped(&mut self, s: Skipped) {
+        if let Some(marks) = &mut self.marks {
+            marks.push((self.consumed, self.line));
+        }
+        self.consumed = self.consumed.saturating_add(s.bytes);
+        self.line = self.line.saturating_add(s.lines);
+        if s.bytes > 0 {
+            self.open = s.mid_line;
+        }
+    }
+
     /// Feeds the next chunk of the file's text.
     pub fn push(&mut self, chunk: &str) {
         if let Some(marks) = &mut self.marks {
@@ -133,26 +167,15 @@ impl Window {
         while !rest.is_empty() {
             if !self.collecting() {
                 // Outside the window only line breaks matter.
-                let skip = if self.line < self.first && !self.capped {
-                    (self.first - self.line) as usize
-                } else {
-                    usize::MAX
-                };
-                match nth_newline(rest.as_bytes(), skip) {
+                match nth_newline(rest.as_bytes(), self.lines_to_skip()) {
                     Ok(at) => {
-                        self.line += skip as u64;
+                        self.line += self.lines_to_skip();
                         self.open = false;
                         rest = &rest[at + 1..];
                     }
                     Err(seen) => {
-                        let bytes = rest.as_bytes();
-                        let seen = seen as u64;
                         self.line += seen;
-                        self.open = if seen > 0 {
-                            !bytes.ends_with(b"\n")
-                        } else {
-                            true
-                        };
+                        self.open = seen == 0 || !rest.ends_with('\n');
                         return;
                     }
                 }
@@ -350,82 +373,6 @@ impl LineSink for Window {
     }
 }
 
-/// Line feeds in `bytes`. In the component, WebAssembly SIMD keeps a count
-/// per byte lane for up to 248 vectors before adding the lanes up, where
-/// memchr's count adds up a bit mask for every vector (a 100 MiB first read
-/// went from 26.8 to 24.4–25.5 ms with it).
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-fn count_newlines(bytes: &[u8]) -> usize {
-    use core::arch::wasm32::{u8x16_add, u8x16_eq, u8x16_splat, u8x16_sub, v128, v128_load};
-    let newline = u8x16_splat(b'\n');
-    // 128 bytes a step, their matches summed as a tree before they reach the
-    // lanes: Cranelift keeps the lanes on the stack, so one update per step.
-    let steps = bytes.chunks_exact(128);
-    let rest = steps.remainder();
-    let mut count = 0;
-    let mut lanes = u8x16_splat(0);
-    for (k, step) in steps.enumerate() {
-        let eq = |i: usize| {
-            // SAFETY: `step` is 128 readable bytes, so 16 from `16 * i`
-            // (i < 8); a WebAssembly load needs no alignment.
-            let v = unsafe { v128_load(step.as_ptr().add(16 * i).cast::<v128>()) };
-            // A match is all ones, -1.
-            u8x16_eq(v, newline)
-        };
-        let sum = |a: v128, b: v128| u8x16_add(a, b);
-        let matches = sum(
-            sum(sum(eq(0), eq(1)), sum(eq(2), eq(3))),
-            sum(sum(eq(4), eq(5)), sum(eq(6), eq(7))),
-        );
-        lanes = u8x16_sub(lanes, matches);
-        // At most 8 a step per lane: add the lanes up before 255.
-        if k % 31 == 30 {
-            count += lane_sum(lanes);
-            lanes = u8x16_splat(0);
-        }
-    }
-    count + lane_sum(lanes) + memchr::memchr_iter(b'\n', rest).count()
-}
-
-/// The sum of the 16 byte lanes of `lanes`.
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-fn lane_sum(lanes: core::arch::wasm32::v128) -> usize {
-    use core::arch::wasm32::{
-        u16x8_extadd_pairwise_u8x16, u32x4_extadd_pairwise_u16x8, u32x4_extract_lane,
-    };
-    let sums = u32x4_extadd_pairwise_u16x8(u16x8_extadd_pairwise_u8x16(lanes));
-    (u32x4_extract_lane::<0>(sums)
-        + u32x4_extract_lane::<1>(sums)
-        + u32x4_extract_lane::<2>(sums)
-        + u32x4_extract_lane::<3>(sums)) as usize
-}
-
-/// Line feeds in `bytes`.
-#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-fn count_newlines(bytes: &[u8]) -> usize {
-    memchr::memchr_iter(b'\n', bytes).count()
-}
-
-/// Bytes counted at a time on the way to a line: a count runs several
-/// times faster than finding each line feed, and this many stay in cache
-/// for the find in the block that holds the one sought.
-const COUNT_BLOCK: usize = 16 * 1024;
-
-/// Where the `n`th line feed of `bytes` is (`n` ≥ 1), or how many there are
-/// when fewer.
-fn nth_newline(bytes: &[u8], n: usize) -> Result<usize, usize> {
-    let mut seen = 0;
-    for (k, block) in bytes.chunks(COUNT_BLOCK).enumerate() {
-        let here = count_newlines(block);
-        if seen + here >= n {
-            let at = memchr::memchr_iter(b'\n', block).nth(n - seen - 1);
-            return Ok(k * COUNT_BLOCK + at.expect("the block has that many line feeds"));
-        }
-        seen += here;
-    }
-    Err(seen)
-}
-
 /// Appends `n` in decimal: the line numbers of a window, without the
 /// formatting machinery. Up to eight digits (a line number in any file of
 /// fewer than 100 million lines) are gathered in one word, the first digit
@@ -602,17 +549,78 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_nth_line_feed_is_found_across_count_blocks() {
-        let text: String = (0..9000).map(|i| format!("{i}\n")).collect();
-        let bytes = text.as_bytes();
-        let feeds: Vec<usize> = memchr::memchr_iter(b'\n', bytes).collect();
-        for n in [1, 2, 3000, 3001, 4095, 8999, 9000] {
-            assert_eq!(nth_newline(bytes, n), Ok(feeds[n - 1]), "line feed {n}");
+    /// `text` from `*at` as a provider streams it: a skip of at most
+    /// `max_bytes` (whole characters) that stops after the `lines`-th line
+    /// feed, or a chunk of about `size` bytes, whichever `w` asks for next.
+    fn feed_from(w: &mut Window, text: &str, at: &mut usize, size: usize, max_bytes: usize) {
+        match w.skippable() {
+            Some(lines) => {
+                let rest = &text[*at..];
+                let mut room = max_bytes.min(rest.len());
+                while !rest.is_char_boundary(room) {
+                    room -= 1;
+                }
+                let (bytes, lines) = match nth_newline(&rest.as_bytes()[..room], lines) {
+                    Ok(feed) => (feed + 1, lines),
+                    Err(seen) => (room, seen),
+                };
+                let mid_line = !rest[..bytes].ends_with('\n');
+                w.skipped(Skipped {
+                    bytes: bytes as u64,
+                    lines,
+                    mid_line,
+                });
+                *at += bytes;
+            }
+            None => {
+                let chunk = split(&text[*at..], size)[0];
+                w.push(chunk);
+                *at += chunk.len();
+            }
         }
-        assert_eq!(nth_newline(bytes, 9001), Err(9000));
-        assert_eq!(nth_newline(bytes, usize::MAX), Err(9000));
-        assert_eq!(nth_newline(b"", 1), Err(0));
+    }
+
+    #[test]
+    fn skipping_the_lines_a_window_does_not_show_renders_the_same() {
+        let filler: String = (1..=3000).map(|i| format!("{i} ü\n")).collect();
+        let texts = [
+            "a\nb\r\nc\n".to_owned(),
+            "\n\n\r\n\r\r\n".to_owned(),
+            format!("{}\n{}x\r\nend", "y".repeat(3000), "é".repeat(2500)),
+            filler.clone(),
+            format!("{filler}tail without newline"),
+        ];
+        for text in &texts {
+            for (first, limit) in [
+                (1, 2000),
+                (2, 1),
+                (3, 2),
+                (500, 10),
+                (2999, 5),
+                (7, 100_000),
+            ] {
+                let whole = render(text, first, limit);
+                for (size, max_bytes) in [(7, 5), (64, 1000), (1000, 64), (1 << 20, 1 << 20)] {
+                    // A whole scan, indexed, as `scan` makes it.
+                    let mut w = Window::new(first, limit).indexing();
+                    let mut at = 0;
+                    while at < text.len() {
+                        feed_from(&mut w, text, &mut at, size, max_bytes);
+                    }
+                    let index = w.take_index("m".into(), "v".into());
+                    let what = format!("{first} {limit} {size} {max_bytes}");
+                    assert_eq!(w.finish("f.txt", None), whole, "{what}");
+                    // A page from that index, as `page` reads it.
+                    let (start, line) = index.resume_point(first);
+                    let mut w = Window::resume(first, limit, line);
+                    let mut at = start as usize;
+                    while !w.complete() && at < text.len() {
+                        feed_from(&mut w, text, &mut at, size, max_bytes);
+                    }
+                    assert_eq!(w.finish("f.txt", Some(index.total)), whole, "paged {what}");
+                }
+            }
+        }
     }
 
     #[test]
