@@ -11,11 +11,15 @@
 use cap_std::fs::File;
 use rustix::io::Errno;
 use std::io;
-use std::sync::mpsc::{Receiver, sync_channel};
+use std::sync::mpsc::{Receiver, RecvError, TryRecvError, sync_channel};
+use std::time::{Duration, Instant};
 
 /// Bytes read ahead at a time: the component's stream chunk, so that a
 /// block becomes the chunk's buffer whole, without a copy.
 pub(crate) const BLOCK: usize = 256 << 10;
+
+/// How long a reader waiting for a block polls for it before it sleeps.
+const SPIN: Duration = Duration::from_micros(100);
 
 /// Blocks read and not yet taken, at most.
 const DEPTH: usize = 2;
@@ -79,6 +83,27 @@ impl ReadAhead {
         })
     }
 
+    /// The next block. When the reader is ahead of the thread, it polls
+    /// for up to [`SPIN`] before it sleeps: a block is read in less than
+    /// that from the page cache, and a reader that slept would wait for the
+    /// thread's wake-up (on a VM, an interrupt to another virtual CPU) at
+    /// every block.
+    fn next_block(&self) -> Result<io::Result<Vec<u8>>, RecvError> {
+        let until = Instant::now() + SPIN;
+        loop {
+            for _ in 0..64 {
+                match self.blocks.try_recv() {
+                    Ok(block) => return Ok(block),
+                    Err(TryRecvError::Empty) => std::hint::spin_loop(),
+                    Err(TryRecvError::Disconnected) => return Err(RecvError),
+                }
+            }
+            if Instant::now() >= until {
+                return self.blocks.recv();
+            }
+        }
+    }
+
     /// The offset a read must start at to be served from here.
     pub(crate) fn at(&self) -> u64 {
         self.at
@@ -94,7 +119,7 @@ impl ReadAhead {
                 if self.ended {
                     break;
                 }
-                match self.blocks.recv() {
+                match self.next_block() {
                     Ok(Ok(block)) if block.is_empty() => self.ended = true,
                     Ok(Ok(block)) => (self.block, self.taken) = (block, 0),
                     // What was read so far is handed out first.
