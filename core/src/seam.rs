@@ -170,18 +170,6 @@ pub const MAX_CHUNK: u32 = 8 << 20;
 /// it while it is hashed, checked and counted.
 pub const SKIP_PIECE: usize = 256 << 10;
 
-/// The longest prefix of `s` of at most `max` bytes that ends between characters.
-fn floor_char_boundary(s: &str, max: usize) -> usize {
-    if max >= s.len() {
-        return s.len();
-    }
-    // A character is at most 4 bytes: one of these is a boundary.
-    (max.saturating_sub(3)..=max)
-        .rev()
-        .find(|&i| s.is_char_boundary(i))
-        .unwrap_or(0)
-}
-
 /// The text side of a provider's `text-stream`: the backend reads raw bytes
 /// (from a file, a ranged GET, ...) into buffers this makes, and it decodes
 /// them, hashes them when the stream began at the start of the file, and
@@ -312,7 +300,7 @@ impl StreamText {
     fn take_carry(&mut self, max_bytes: u32) -> Option<String> {
         let (text, at) = &mut self.carry;
         let rest = text.get(*at..).filter(|rest| !rest.is_empty())?;
-        let cut = floor_char_boundary(rest, max_bytes.clamp(4, MAX_CHUNK) as usize);
+        let cut = rest.floor_char_boundary(max_bytes.clamp(4, MAX_CHUNK) as usize);
         if *at == 0 && cut == text.len() {
             return Some(std::mem::take(text));
         }
@@ -351,7 +339,7 @@ impl StreamText {
                 (self.feed(buf, from)?, 0)
             };
             let rest = &text.as_bytes()[at..];
-            let room = floor_char_boundary(&text[at..], (max - done.bytes) as usize);
+            let room = text[at..].floor_char_boundary((max - done.bytes) as usize);
             let pass = match crate::text::nth_newline(&rest[..room], max_lines - done.lines) {
                 Ok(feed) => {
                     done.lines = max_lines;

@@ -150,9 +150,7 @@ impl StreamDecoder {
     /// A buffer for the next read, holding the bytes carried over from the
     /// previous chunk; append the newly read bytes and pass it to [`Self::decode`].
     pub fn begin(&mut self, capacity: usize) -> Vec<u8> {
-        let mut buf = Vec::with_capacity(capacity + self.pending.len());
-        buf.append(&mut self.pending);
-        buf
+        self.begin_in(Vec::with_capacity(capacity + self.pending.len()))
     }
 
     /// [`Self::begin`] into `buf` (emptied), reusing its allocation.
@@ -441,8 +439,6 @@ impl<W: std::io::Write> std::io::Write for HashingWriter<W> {
 mod tests {
     use super::*;
 
-    /// Every character, alone and inside printable text, is kept or escaped
-    /// as the character test says, whichever path the text takes.
     #[test]
     fn the_nth_line_feed_is_found_across_count_blocks() {
         let text: String = (0..9000).map(|i| format!("{i}\n")).collect();
@@ -460,6 +456,8 @@ mod tests {
         assert_eq!(nth_newline(b"", 1), Err(0));
     }
 
+    /// Every character, alone and inside printable text, is kept or escaped
+    /// as the character test says, whichever path the text takes.
     #[test]
     fn one_line_escapes_exactly_the_breaks() {
         let breaks = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');

@@ -167,9 +167,10 @@ impl Window {
         while !rest.is_empty() {
             if !self.collecting() {
                 // Outside the window only line breaks matter.
-                match nth_newline(rest.as_bytes(), self.lines_to_skip()) {
+                let skip = self.lines_to_skip();
+                match nth_newline(rest.as_bytes(), skip) {
                     Ok(at) => {
-                        self.line += self.lines_to_skip();
+                        self.line += skip;
                         self.open = false;
                         rest = &rest[at + 1..];
                     }
@@ -556,10 +557,7 @@ mod tests {
         match w.skippable() {
             Some(lines) => {
                 let rest = &text[*at..];
-                let mut room = max_bytes.min(rest.len());
-                while !rest.is_char_boundary(room) {
-                    room -= 1;
-                }
+                let room = rest.floor_char_boundary(max_bytes);
                 let (bytes, lines) = match nth_newline(&rest.as_bytes()[..room], lines) {
                     Ok(feed) => (feed + 1, lines),
                     Err(seen) => (room, seen),
