@@ -146,3 +146,54 @@ fn lines_of_millions_of_values_cost_no_memory_and_the_session_goes_on() {
     drop(stdin);
     child.wait().unwrap();
 }
+
+/// A client that sends all its requests before reading gets every reply in
+/// order; the server widened the reply pipe first, so that it writes and
+/// wakes the client a quarter as often.
+#[test]
+fn pipelined_requests_are_answered_in_order_through_a_widened_pipe() {
+    use std::os::fd::AsRawFd;
+    let ws = Workspace::new();
+    for i in 0..40 {
+        ws.write(
+            &format!("f{i}.txt"),
+            format!("line of file {i}\n").repeat(60),
+        );
+    }
+    let (mut child, mut stdin, mut stdout) = serve(&ws);
+    let first = request("read", json!({"file_path": "f0.txt"}));
+    assert_eq!(ask(&mut stdin, &mut stdout, &first)["is_error"], false);
+    let max: usize = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: reads the capacity of the pipe this test reads replies from.
+    let capacity = unsafe { libc::fcntl(stdout.get_ref().as_raw_fd(), libc::F_GETPIPE_SZ) };
+    if max >= 1 << 20 {
+        assert_eq!(capacity, 1 << 20, "the reply pipe was not widened");
+    }
+
+    let calls = 3000;
+    let requests: String = (0..calls)
+        .map(|i| request("read", json!({"file_path": format!("f{}.txt", i % 40)})) + "\n")
+        .collect();
+    let writer = std::thread::spawn(move || {
+        stdin.write_all(requests.as_bytes()).unwrap();
+        stdin
+    });
+    let mut line = String::new();
+    for i in 0..calls {
+        line.clear();
+        stdout.read_line(&mut line).unwrap();
+        let reply: Value = serde_json::from_str(&line).unwrap();
+        let text = reply["text"].as_str().unwrap();
+        let file = i % 40;
+        assert!(
+            text.starts_with(&format!("File: f{file}.txt\n1: line of file {file}\n")),
+            "reply {i}: {text}"
+        );
+    }
+    drop(writer.join().unwrap());
+    assert!(child.wait().unwrap().success());
+}

@@ -404,8 +404,9 @@ fn memchr_newline(buf: &[u8]) -> Option<usize> {
     buf.iter().position(|&b| b == b'\n')
 }
 
-/// The most replies [`serve`] writes at once, when it can.
-const WRITE_BYTES: usize = 64 << 10;
+/// The most replies [`serve`] writes at once, when it can: a pipe's default
+/// capacity.
+pub const WRITE_BYTES: usize = 64 << 10;
 
 /// The most replies [`serve_beside`] hands its writer at once, when more
 /// requests wait: the writer sleeps between batches, and each batch wakes it
@@ -427,7 +428,7 @@ pub fn serve(
     output: impl Write,
     execute: impl FnMut(&str, &str) -> Reply,
 ) -> io::Result<()> {
-    let mut pending = Pending::new(output);
+    let mut pending = Pending::new(output, WRITE_BYTES);
     answer(input, execute, |reply, waiting| {
         pending.take(&reply, waiting)
     })?;
@@ -439,23 +440,26 @@ pub fn serve(
 struct Pending<W> {
     output: W,
     text: String,
+    /// The most bytes written at once when they can be.
+    piece: usize,
 }
 
 impl<W: Write> Pending<W> {
-    fn new(output: W) -> Self {
+    fn new(output: W, piece: usize) -> Self {
         Pending {
             output,
-            text: String::with_capacity(WRITE_BYTES),
+            text: String::with_capacity(piece),
+            piece,
         }
     }
 
     /// Adds `reply`, and writes what is pending unless a whole request is
     /// `waiting`: then the next reply joins it.
     fn take(&mut self, reply: &Reply, waiting: bool) -> io::Result<()> {
-        // Written in pieces of at most a pipe's default capacity (64 KiB)
-        // when they can be: a larger write to a pipe whose reader keeps up
+        // Written in pieces of at most `piece` bytes when they can be: a
+        // write larger than a pipe's capacity, to a reader that keeps up,
         // still waits for it to read, once for every write.
-        if !self.text.is_empty() && self.text.len() + reply.text.len() + 64 > WRITE_BYTES {
+        if !self.text.is_empty() && self.text.len() + reply.text.len() + 64 > self.piece {
             self.write()?;
         }
         reply.push_json(&mut self.text);
@@ -472,7 +476,7 @@ impl<W: Write> Pending<W> {
     fn write(&mut self) -> io::Result<()> {
         self.output.write_all(self.text.as_bytes())?;
         self.text.clear();
-        self.text.shrink_to(WRITE_BYTES);
+        self.text.shrink_to(self.piece);
         Ok(())
     }
 
@@ -542,11 +546,14 @@ fn answer(
 /// so a client that waits for each answer waits no longer than under
 /// [`serve`]. The same bytes in the same order as [`serve`] writes; when
 /// writing fails, at most the calls already running or handed over run
-/// before the error is returned.
+/// before the error is returned. `piece` is the most bytes written at once
+/// when more are ready: [`WRITE_BYTES`] for a pipe of the default capacity,
+/// a quarter of a larger pipe's.
 #[cfg(not(target_family = "wasm"))]
 pub fn serve_beside(
     input: impl Read,
     output: impl Write + Send,
+    piece: usize,
     execute: impl FnMut(&str, &str) -> Reply,
 ) -> io::Result<()> {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -557,7 +564,7 @@ pub fn serve_beside(
         replies: Vec<Reply>,
         flush: bool,
     }
-    let pending = Mutex::new(Pending::new(output));
+    let pending = Mutex::new(Pending::new(output, piece));
     // Batches handed to the writer and not yet written.
     let in_flight = AtomicUsize::new(0);
     let gone = || io::Error::other("the reply writer stopped");
@@ -693,9 +700,14 @@ mod tests {
         };
         let mut out = Vec::new();
         serve(input.as_bytes(), &mut out, execute).unwrap();
-        let mut beside = Vec::new();
-        serve_beside(input.as_bytes(), &mut beside, execute).unwrap();
-        assert_eq!(beside, out, "serve_beside wrote other bytes");
+        for piece in [WRITE_BYTES, 4 * WRITE_BYTES] {
+            let mut beside = Vec::new();
+            serve_beside(input.as_bytes(), &mut beside, piece, execute).unwrap();
+            assert_eq!(
+                beside, out,
+                "serve_beside wrote other bytes ({piece}-byte pieces)"
+            );
+        }
         String::from_utf8(out)
             .unwrap()
             .lines()
@@ -866,13 +878,15 @@ mod tests {
                 Ok(n)
             }
         }
-        let mut slow = Slow(Vec::new());
-        serve_beside(Trickle(input.as_bytes()), &mut slow, execute).unwrap();
         assert_eq!(out.iter().filter(|&&b| b == b'\n').count(), 3000);
-        assert!(
-            slow.0 == out,
-            "the replies came out in another order or changed"
-        );
+        for piece in [WRITE_BYTES, 4 * WRITE_BYTES] {
+            let mut slow = Slow(Vec::new());
+            serve_beside(Trickle(input.as_bytes()), &mut slow, piece, execute).unwrap();
+            assert!(
+                slow.0 == out,
+                "the replies came out in another order or changed ({piece}-byte pieces)"
+            );
+        }
     }
 
     #[test]
@@ -892,10 +906,15 @@ mod tests {
         }
         let (input, mut execute) = many_requests(20_000);
         let mut calls = 0;
-        let e = serve_beside(input.as_bytes(), Broken(200 << 10), |tool, args| {
-            calls += 1;
-            execute(tool, args)
-        })
+        let e = serve_beside(
+            input.as_bytes(),
+            Broken(200 << 10),
+            WRITE_BYTES,
+            |tool, args| {
+                calls += 1;
+                execute(tool, args)
+            },
+        )
         .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::BrokenPipe, "{e}");
         assert!(calls < 5_000, "{calls} calls ran after the output broke");
@@ -906,7 +925,7 @@ mod tests {
         let (from_client, mut to_server) = io::pipe().unwrap();
         let (from_server, to_client) = io::pipe().unwrap();
         let server = std::thread::spawn(move || {
-            serve_beside(from_client, to_client, |tool, args| {
+            serve_beside(from_client, to_client, WRITE_BYTES, |tool, args| {
                 Reply::ok(format!("{tool}|{args}"))
             })
         });
