@@ -149,7 +149,8 @@ fn lines_of_millions_of_values_cost_no_memory_and_the_session_goes_on() {
 
 /// A client that sends all its requests before reading gets every reply in
 /// order; the server widened the reply pipe first, so that it writes and
-/// wakes the client a quarter as often.
+/// wakes the client a quarter as often, and its writer, which naps between
+/// batches while they come, sleeps for good once they stop.
 #[test]
 fn pipelined_requests_are_answered_in_order_through_a_widened_pipe() {
     use std::os::fd::AsRawFd;
@@ -194,6 +195,28 @@ fn pipelined_requests_are_answered_in_order_through_a_widened_pipe() {
             "reply {i}: {text}"
         );
     }
-    drop(writer.join().unwrap());
+    let stdin = writer.join().unwrap();
+
+    // Once the replies stop, the writer thread stops looking for more and
+    // sleeps until the next batch: an idle server takes no CPU.
+    let switches = || {
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", child.id())).unwrap();
+        tasks
+            .map(|task| std::fs::read_to_string(task.unwrap().path().join("status")).unwrap())
+            .find(|status| status.starts_with("Name:\tdsh-fs-writer\n"))
+            .and_then(|status| {
+                status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+                    .and_then(|n| n.trim().parse::<u64>().ok())
+            })
+            .expect("the writer thread and its switches")
+    };
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let before = switches();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let idle = switches() - before;
+    assert!(idle < 10, "the idle writer woke {idle} times in 300 ms");
+    drop(stdin);
     assert!(child.wait().unwrap().success());
 }
