@@ -73,7 +73,7 @@ impl Reply {
     /// order: `text`, `is_error` (derived from `error`, so the two can never
     /// disagree), `error` (`null` on success). The same bytes as
     /// `serde_json` would write; the text, the bulk of every reply, is
-    /// escaped by [`push_json_string`].
+    /// escaped sixteen bytes at a time.
     pub fn to_json(&self) -> String {
         let mut json = String::new();
         self.push_json(&mut json);
