@@ -417,7 +417,7 @@ pub const WRITE_BYTES: usize = 64 << 10;
 /// took 1.13–1.20 against 1.20–1.25 s for 100,000 pipelined 4 KiB reads
 /// when every batch woke the writer).
 #[cfg(not(target_family = "wasm"))]
-const BATCH_BYTES: usize = 4 * WRITE_BYTES;
+pub const BATCH_BYTES: usize = 4 * WRITE_BYTES;
 
 /// How long [`serve_beside`]'s writer sleeps before it looks for the next
 /// batch again, while batches come less than [`NAPPING`] apart. Waking a

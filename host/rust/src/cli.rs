@@ -237,17 +237,17 @@ const STDOUT_PIPE_BYTES: usize = 1 << 20;
 
 /// Widens stdout to [`STDOUT_PIPE_BYTES`] when it is a narrower pipe, and
 /// returns the most bytes `serve` should write at once: a quarter of the
-/// pipe's capacity, from 64 KiB (a default pipe, a file or a socket) to
-/// 256 KiB. A client that reads its replies as they come empties the pipe
-/// and sleeps after each write; waking it is the writer's cost, ~15 µs when
-/// it slept on an idle CPU of a 2-vCPU VM, so a write a fourth as often
-/// leaves that CPU to the client and the calls (pipelined 4 KiB reads
-/// 0.69–0.74× the library's rate with 64 KiB pipes, 0.74–0.76× with
-/// 1 MiB ones, 30–40 runs of each in turns). A pipe's capacity is the
+/// pipe's capacity, from 64 KiB (a default pipe, a file or a socket) to a
+/// batch of replies, 256 KiB. A client that reads its replies as they come
+/// empties the pipe and sleeps after each write; waking it is the writer's
+/// cost, ~15 µs when it slept on an idle CPU of a 2-vCPU VM, so a write a
+/// fourth as often leaves that CPU to the client and the calls (pipelined
+/// 4 KiB reads 0.69–0.74× the library's rate with 64 KiB pipes, 0.74–0.76×
+/// with 1 MiB ones, 30–40 runs of each in turns). A pipe's capacity is the
 /// kernel's memory, not this process's, and one reader's at a time.
 fn widen_stdout_pipe() -> usize {
     let quarter = |capacity: usize| {
-        (capacity / 4).clamp(dsh_fs_command::WRITE_BYTES, 4 * dsh_fs_command::WRITE_BYTES)
+        (capacity / 4).clamp(dsh_fs_command::WRITE_BYTES, dsh_fs_command::BATCH_BYTES)
     };
     #[cfg(target_os = "linux")]
     {
