@@ -9,7 +9,10 @@
 //!   bytes; prints the manifest's digest and the reference by digest;
 //! - `oci pull <reference> <out-dir>` (by tag or digest): checks the media
 //!   types and the config, writes each layer into `out-dir` and prints what
-//!   it wrote, with digests;
+//!   it wrote, with digests. Nothing is buffered whole: the manifest is read
+//!   up to 4 MiB, each blob up to its descriptor's size (refused past it,
+//!   short of it or with another digest), and the layers are renamed into
+//!   place only once every one has arrived whole;
 //! - `oci push-wit <reference> <package.wasm>`: a WIT package as wasm-pkg-tools
 //!   publishes one: the same config and single `application/wasm` layer,
 //!   titled `<name>.wasm`, with the package version as the manifest's
@@ -22,18 +25,23 @@
 //! CA besides the system's. Always anonymously.
 
 use anyhow::{Context, Result, bail, ensure};
+use futures_util::StreamExt;
 use oci_client::annotations::{ORG_OPENCONTAINERS_IMAGE_TITLE, ORG_OPENCONTAINERS_IMAGE_VERSION};
 use oci_client::client::{
     Certificate, CertificateEncoding, ClientConfig, ClientProtocol, ImageLayer,
 };
-use oci_client::manifest::{OciDescriptor, OciImageManifest};
+use oci_client::manifest::{
+    IMAGE_MANIFEST_MEDIA_TYPE, OCI_IMAGE_MEDIA_TYPE, OciDescriptor, OciImageManifest, OciManifest,
+};
 use oci_client::secrets::RegistryAuth;
-use oci_client::{Client, Reference};
+use oci_client::{Client, Reference, RegistryOperation};
 use oci_wasm::{
     ToConfig, WASM_LAYER_MEDIA_TYPE, WASM_MANIFEST_CONFIG_MEDIA_TYPE, WASM_MANIFEST_MEDIA_TYPE,
     WasmConfig,
 };
+use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use wit_component::DecodedWasm;
@@ -221,19 +229,44 @@ async fn push(
 
 /// Pulls the wasm artifact at `reference` into `out_dir`: the component (or
 /// WIT package) and, if there is one, the policy.
+///
+/// Every byte is streamed and bounded: the manifest is read up to
+/// [`MAX_MANIFEST_BYTES`], each blob up to the size its descriptor declares
+/// (itself at most [`MAX_CONFIG_BYTES`] or [`MAX_LAYER_BYTES`]), so a
+/// registry that sends more than it declared is cut off at the first byte
+/// past it, and memory stays flat whatever it sends. The layers go into temp
+/// files in `out_dir`, each checked (size and sha256 digest) as it ends, and
+/// are renamed into place only once all of them are: a failed pull leaves no
+/// file behind.
 async fn pull(reference: &Reference, out_dir: &Path) -> Result<()> {
     let client = client(reference);
-    let auth = RegistryAuth::Anonymous;
-    let (manifest, digest) = client
-        .pull_image_manifest(reference, &auth)
+    let (manifest, digest) = pull_manifest(&client, reference)
         .await
         .with_context(|| format!("pulling the manifest of {reference}"))?;
     check_media_types(&manifest).with_context(|| format!("{reference} is no wasm artifact"))?;
+    // Every declared size checked before any blob is asked for.
+    declared_size(&manifest.config, MAX_CONFIG_BYTES)
+        .with_context(|| format!("the config of {reference}"))?;
+    for layer in &manifest.layers {
+        declared_size(layer, MAX_LAYER_BYTES).with_context(|| format!("a layer of {reference}"))?;
+    }
+    let names: Vec<String> = manifest.layers.iter().map(file_name).collect();
+    ensure!(
+        names.first() != names.get(1),
+        "both layers of {reference} would be written to {}",
+        names[0]
+    );
+
     let mut config = Vec::new();
-    client
-        .pull_blob(reference, &manifest.config, &mut config)
-        .await
-        .with_context(|| format!("pulling the config of {reference}"))?;
+    pull_blob(
+        &client,
+        reference,
+        &manifest.config,
+        MAX_CONFIG_BYTES,
+        &mut config,
+    )
+    .await
+    .with_context(|| format!("pulling the config of {reference}"))?;
     let config = WasmConfig::try_from(config).context("reading the wasm config")?;
     let digests: Vec<&str> = manifest.layers.iter().map(|l| l.digest.as_str()).collect();
     ensure!(
@@ -247,25 +280,250 @@ async fn pull(reference: &Reference, out_dir: &Path) -> Result<()> {
         "config: {} {}",
         manifest.config.media_type, manifest.config.digest
     );
+
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    let mut pulled = Vec::new();
     for layer in &manifest.layers {
-        // pull_blob checks the bytes against the layer's digest.
-        let mut bytes = Vec::new();
-        client
-            .pull_blob(reference, layer, &mut bytes)
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".pull-");
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
+        let mut file = builder
+            .tempfile_in(out_dir)
+            .with_context(|| format!("making a temp file in {}", out_dir.display()))?;
+        let temp = file.path().display().to_string();
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, file.as_file_mut());
+        let size = pull_blob(&client, reference, layer, MAX_LAYER_BYTES, &mut out)
             .await
             .with_context(|| format!("pulling {} of {reference}", layer.digest))?;
-        let path = out_dir.join(file_name(layer));
-        crate::write(&path, &bytes)?;
+        out.into_inner()
+            .map_err(std::io::IntoInnerError::into_error)
+            .and_then(|file| file.sync_all())
+            .with_context(|| format!("writing {temp}"))?;
+        pulled.push((file, layer, size));
+    }
+    for ((file, layer, size), name) in pulled.into_iter().zip(names) {
+        let path = out_dir.join(name);
+        file.persist(&path)
+            .with_context(|| format!("writing {}", path.display()))?;
         println!(
-            "wrote: {} {} {} ({} bytes)",
+            "wrote: {} {} {} ({size} bytes)",
             path.display(),
             layer.media_type,
             layer.digest,
-            bytes.len()
         );
     }
     Ok(())
+}
+
+/// The most bytes of a manifest a pull reads: distribution's own limit on a
+/// pushed manifest. Ours are under a kilobyte.
+const MAX_MANIFEST_BYTES: u64 = 4 << 20;
+
+/// The largest config a pull takes: a wasm config lists the component's
+/// imports and exports, a few kilobytes.
+const MAX_CONFIG_BYTES: u64 = 4 << 20;
+
+/// The largest layer a pull takes: a component or a policy of more than
+/// 1 GiB is none of ours, and a descriptor claiming more is refused before
+/// anything is fetched (it would only fill the disk).
+const MAX_LAYER_BYTES: u64 = 1 << 30;
+
+/// The image manifest at `reference` and its digest, read as a stream and
+/// refused past [`MAX_MANIFEST_BYTES`] (oci-client's `pull_image_manifest`
+/// would buffer whatever the registry sends). Checked against the digest of a
+/// by-digest reference and against the registry's `Docker-Content-Digest`.
+async fn pull_manifest(
+    client: &Client,
+    reference: &Reference,
+) -> Result<(OciImageManifest, String)> {
+    // The registry's token for an anonymous pull, if it wants one; kept by
+    // `client` for the blobs too.
+    let token = client
+        .auth(reference, &RegistryAuth::Anonymous, RegistryOperation::Pull)
+        .await
+        .context("authenticating")?;
+    let registry = reference.resolve_registry();
+    let url = format!(
+        "{}://{registry}/v2/{}/manifests/{}{}",
+        if speaks_http(registry) {
+            "http"
+        } else {
+            "https"
+        },
+        reference.repository(),
+        reference.digest().or(reference.tag()).unwrap_or("latest"),
+        reference
+            .namespace()
+            .map(|ns| format!("?ns={ns}"))
+            .unwrap_or_default(),
+    );
+    let mut request = http_client()?.get(&url).header(
+        reqwest::header::ACCEPT,
+        format!("{OCI_IMAGE_MEDIA_TYPE}, {IMAGE_MANIFEST_MEDIA_TYPE}"),
+    );
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let mut response = request.send().await.with_context(|| format!("GET {url}"))?;
+    let status = response.status();
+    if !status.is_success() {
+        // A few hundred bytes of the error, never more.
+        let mut message = Vec::new();
+        while message.len() < 512 {
+            match response.chunk().await {
+                Ok(Some(chunk)) => message.extend_from_slice(&chunk),
+                _ => break,
+            }
+        }
+        message.truncate(512);
+        bail!(
+            "{url} answered {status}: {}",
+            String::from_utf8_lossy(&message).trim()
+        );
+    }
+    if let Some(length) = response.content_length() {
+        ensure!(
+            length <= MAX_MANIFEST_BYTES,
+            "the manifest is larger than the {MAX_MANIFEST_BYTES} bytes a pull takes: \
+             the registry announces {length}"
+        );
+    }
+    let header = response
+        .headers()
+        .get("Docker-Content-Digest")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let mut body = Vec::new();
+    let mut hasher = Sha256::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .with_context(|| format!("reading {url}"))?
+    {
+        ensure!(
+            body.len() + chunk.len() <= MAX_MANIFEST_BYTES as usize,
+            "the manifest is larger than the {MAX_MANIFEST_BYTES} bytes a pull takes"
+        );
+        hasher.update(&chunk);
+        body.extend_from_slice(&chunk);
+    }
+    let digest = sha256_hex(hasher);
+    for (expected, what) in [
+        (reference.digest(), "the reference"),
+        (
+            header.as_deref().filter(|d| d.starts_with("sha256:")),
+            "the registry",
+        ),
+    ] {
+        if let Some(expected) = expected {
+            ensure!(
+                digest == expected,
+                "the manifest's digest is {digest}, {what} says {expected}"
+            );
+        }
+    }
+    let manifest: OciManifest =
+        serde_json::from_slice(&body).context("the manifest is no OCI manifest")?;
+    let OciManifest::Image(manifest) = manifest else {
+        bail!("it is an image index, not the manifest of a wasm artifact");
+    };
+    ensure!(
+        manifest.schema_version == 2,
+        "the manifest's schema version is {}, not 2",
+        manifest.schema_version
+    );
+    Ok((manifest, digest))
+}
+
+/// Streams the blob `descriptor` names into `out` and returns its size: the
+/// one its descriptor declares (at most `limit`), read no further than that
+/// (the pull stops with an error at the first byte past it, and at an end
+/// before it), whose sha256 must be the descriptor's digest.
+async fn pull_blob(
+    client: &Client,
+    reference: &Reference,
+    descriptor: &OciDescriptor,
+    limit: u64,
+    out: &mut impl Write,
+) -> Result<u64> {
+    let size = declared_size(descriptor, limit)?;
+    let digest = &descriptor.digest;
+    let mut blob = client
+        .pull_blob_stream(reference, descriptor)
+        .await
+        .with_context(|| format!("asking for {digest}"))?;
+    if let Some(length) = blob.content_length {
+        ensure!(
+            length == size,
+            "the registry announces {length} bytes for {digest}, whose descriptor declares {size}"
+        );
+    }
+    let mut hasher = Sha256::new();
+    let mut count = 0u64;
+    while let Some(chunk) = blob.next().await {
+        let chunk = match chunk {
+            Ok(chunk) => chunk,
+            // oci-client's own digest check, or the connection's end, before
+            // the declared size: a short blob.
+            Err(e) if count < size => {
+                return Err(anyhow::Error::new(e).context(format!(
+                    "{digest} ended after {count} of the {size} bytes its descriptor declares"
+                )));
+            }
+            Err(e) => {
+                // Said in our words when it is oci-client's digest check.
+                let actual = sha256_hex(hasher);
+                ensure!(
+                    actual == *digest,
+                    "the bytes sent for {digest} have the digest {actual}"
+                );
+                return Err(e).with_context(|| format!("reading {digest}"));
+            }
+        };
+        count += chunk.len() as u64;
+        ensure!(
+            count <= size,
+            "the registry sent more than the {size} bytes its descriptor declares for {digest}"
+        );
+        hasher.update(&chunk);
+        out.write_all(&chunk)
+            .with_context(|| format!("writing {digest}"))?;
+    }
+    ensure!(
+        count == size,
+        "{digest} ended after {count} of the {size} bytes its descriptor declares"
+    );
+    let actual = sha256_hex(hasher);
+    ensure!(
+        actual == *digest,
+        "the bytes sent for {digest} have the digest {actual}"
+    );
+    Ok(size)
+}
+
+/// The size `descriptor` declares, if it is one a pull takes: not negative,
+/// at most `limit`, and with a sha256 digest (the only kind oci-wasm and wkg
+/// push) to check the bytes against.
+fn declared_size(descriptor: &OciDescriptor, limit: u64) -> Result<u64> {
+    let digest = &descriptor.digest;
+    ensure!(is_sha256(digest), "{digest:?} is no sha256 digest");
+    let size = u64::try_from(descriptor.size)
+        .map_err(|_| anyhow::anyhow!("{digest} declares a negative size ({})", descriptor.size))?;
+    ensure!(
+        size <= limit,
+        "{digest} declares {size} bytes, more than the {limit} a pull takes"
+    );
+    Ok(size)
+}
+
+fn sha256_hex(hasher: Sha256) -> String {
+    let hex: String = hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("sha256:{hex}")
 }
 
 /// A wasm artifact: the wasm config, the `application/wasm` layer first, at
@@ -360,13 +618,15 @@ fn parse_reference(reference: &str) -> Result<Reference> {
 /// wassette, which speaks HTTPS only, needs).
 fn client(reference: &Reference) -> Client {
     let registry = reference.resolve_registry();
-    let ca = CA.get().cloned().flatten();
-    let protocol = if ca.is_none() && is_loopback(registry) {
+    let protocol = if speaks_http(registry) {
         ClientProtocol::HttpsExcept(vec![registry.to_string()])
     } else {
         ClientProtocol::Https
     };
-    let extra_root_certificates = ca
+    let extra_root_certificates = CA
+        .get()
+        .cloned()
+        .flatten()
         .map(|data| Certificate {
             encoding: CertificateEncoding::Pem,
             data,
@@ -378,6 +638,23 @@ fn client(reference: &Reference) -> Client {
         extra_root_certificates,
         ..ClientConfig::default()
     })
+}
+
+/// The HTTP client the manifest is read with, configured as [`client`]'s:
+/// the system's roots and `--ca`'s, oci-client's user agent.
+fn http_client() -> Result<reqwest::Client> {
+    let mut builder = reqwest::Client::builder().user_agent(ClientConfig::default().user_agent);
+    if let Some(Some(pem)) = CA.get() {
+        builder =
+            builder.tls_certs_merge([reqwest::Certificate::from_pem(pem).context("reading --ca")?]);
+    }
+    builder.build().context("making an HTTP client")
+}
+
+/// Whether `registry` is spoken to over plain HTTP: a loopback one, unless
+/// `--ca` asks for HTTPS.
+fn speaks_http(registry: &str) -> bool {
+    matches!(CA.get(), None | Some(None)) && is_loopback(registry)
 }
 
 /// Whether `registry` (`host[:port]`) is `localhost` or a loopback address.
