@@ -5,23 +5,51 @@
 //! on (a host that offers undo sets one when the session opens), so a
 //! session that never asks pays nothing.
 //!
-//! Past the budget the oldest texts are dropped and their changes say so:
-//! a revert that would need one reports the file "not undoable", it never
+//! Everything the journal holds counts against its budget: the old texts,
+//! and what names each change (its key, path and versions, and a fixed
+//! share for its place in the journal). What names the changes may take
+//! half the budget (at least [`MIN_NAMES`]) and there are at most
+//! [`MAX_CHANGES`] changes and [`MAX_CHECKPOINTS`] checkpoints; past any of
+//! these the oldest changes are forgotten whole, with every checkpoint set
+//! before them, and `changes` and `revert` say so when asked for one. Past
+//! the budget the oldest texts are dropped and their changes say so: a
+//! revert that would need one reports the file "not undoable", it never
 //! guesses. Every text is taken under the version the change was then
 //! guarded by, so a journaled "before" is exactly what the change replaced.
+//!
+//! Every operation is linear in the changes and files it touches: changes
+//! are grouped by file through a map, texts are dropped from a cursor, and
+//! changes are forgotten in batches (down to seven eighths of a limit).
 
 use dsh_fs_core::provider::Provider;
 use dsh_fs_core::{EntryKind, ErrorCode, Version};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::fmt::Debug;
 
-/// Bytes of old text a journal holds by default.
+/// Bytes a journal holds by default: old texts and what names each change.
 pub const DEFAULT_BUDGET: usize = 32 << 20;
+
+/// Most changes a journal holds; past it the oldest are forgotten.
+pub(super) const MAX_CHANGES: usize = 50_000;
+
+/// Most checkpoints a journal holds; past it the oldest are forgotten.
+pub(super) const MAX_CHECKPOINTS: usize = 1_000;
+
+/// What the names of the changes may take of a small budget: a host that
+/// keeps a few bytes of old text still gets checkpoints that work.
+pub(super) const MIN_NAMES: usize = 64 << 10;
+
+/// What a change costs beyond its strings: its place in the journal (twice
+/// its size: a vector's room is at most twice its length), and a share for
+/// its entry in a keeper's index.
+const CHANGE_OVERHEAD: usize = 2 * std::mem::size_of::<Change>() + 64;
 
 /// Largest file whose text is kept: what the tools read whole (a larger
 /// one is streamed, never held).
-const MAX_KEPT: u64 = dsh_fs_core::STREAM_THRESHOLD;
+pub(super) const MAX_KEPT: u64 = dsh_fs_core::STREAM_THRESHOLD;
 
 /// What a file was before a change. A keeper stores it as JSON, a text by
 /// its name only (a held text is handed to the keeper first).
@@ -84,6 +112,22 @@ pub(super) struct Change {
     pub after: Option<Version>,
 }
 
+impl Change {
+    /// What naming the change costs the journal: everything but its text.
+    fn names(&self) -> usize {
+        let why = match &self.before {
+            Before::Unknown { why, .. } => why.len(),
+            _ => 0,
+        };
+        CHANGE_OVERHEAD
+            + self.key.len()
+            + self.path.len()
+            + self.before.version().map_or(0, str::len)
+            + self.after.as_ref().map_or(0, String::len)
+            + why
+    }
+}
+
 /// A named point in the journal.
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct Checkpoint {
@@ -97,9 +141,16 @@ pub(super) struct Checkpoint {
 #[derive(Debug)]
 pub(super) struct Journal {
     budget: usize,
+    /// Bytes of old text held.
     held: usize,
+    /// Bytes that name the changes ([`Change::names`]) and checkpoints.
+    names: usize,
+    /// Changes before this one hold no text: where dropping resumes.
+    first_held: usize,
     pub changes: Vec<Change>,
     pub checkpoints: Vec<Checkpoint>,
+    /// The newest checkpoint forgotten, 0 for none.
+    pub forgotten: u32,
     /// Counts the journal's changes, so a keeper saves only a changed one.
     pub generation: u64,
 }
@@ -109,26 +160,41 @@ impl Journal {
         Journal {
             budget,
             held: 0,
+            names: 0,
+            first_held: 0,
             changes: Vec::new(),
             checkpoints: Vec::new(),
+            forgotten: 0,
             generation: 0,
         }
+    }
+
+    /// Most bytes the names of the changes may take.
+    fn names_limit(&self) -> usize {
+        (self.budget / 2).max(MIN_NAMES)
     }
 
     /// Names the present point; its number.
     pub(super) fn checkpoint(&mut self, label: String) -> u32 {
         self.generation += 1;
-        let id = self.checkpoints.last().map_or(1, |c| c.id + 1);
+        let id = self
+            .checkpoints
+            .last()
+            .map_or(self.forgotten, |c| c.id)
+            .saturating_add(1);
+        self.names += CHANGE_OVERHEAD + label.len();
         self.checkpoints.push(Checkpoint {
             id,
             label,
             at: self.changes.len(),
         });
+        self.trim();
         id
     }
 
     pub(super) fn find(&self, id: u32) -> Option<&Checkpoint> {
-        self.checkpoints.iter().find(|c| c.id == id)
+        let at = self.checkpoints.binary_search_by_key(&id, |c| c.id).ok()?;
+        Some(&self.checkpoints[at])
     }
 
     /// What the file at `target` is now, for the change about to be made:
@@ -184,44 +250,137 @@ impl Journal {
         Before::Text { version, text, bom }
     }
 
-    /// Records a committed change, dropping the oldest texts past the budget.
+    /// Records a committed change, dropping the oldest texts past the
+    /// budget and forgetting the oldest changes past the journal's limits;
+    /// none while every checkpoint is forgotten (no revert could use it).
     pub(super) fn record(&mut self, change: Change) {
+        if self.checkpoints.is_empty() {
+            return;
+        }
         self.record_keeping(change, usize::MAX);
+        self.trim();
     }
 
     /// Records a change, dropping past the budget the oldest texts before
     /// change `keep` (a revert still reading the ones from there on), then,
-    /// if still over, the new change's own.
+    /// if still over, the new change's own. It forgets no change: the
+    /// caller, holding indexes into the journal, calls [`Journal::trim`]
+    /// when done.
     pub(super) fn record_keeping(&mut self, change: Change, keep: usize) {
         self.generation += 1;
         self.held += change.before.held();
+        self.names += change.names();
         self.changes.push(change);
         let last = self.changes.len() - 1;
-        let candidates = (0..keep.min(last)).chain(std::iter::once(last));
-        for at in candidates {
-            if self.held <= self.budget {
-                break;
-            }
-            let c = &mut self.changes[at];
-            if let Some(version) = c.before.version().filter(|_| c.before.held() > 0) {
-                self.held -= c.before.held();
-                c.before = Before::Unknown {
-                    version: Some(version.to_owned()),
-                    why: "its old text was dropped to keep the journal within its budget".into(),
-                };
-            }
+        self.fit(keep.min(last));
+        if self.held > self.room() {
+            self.drop_text(last);
         }
+    }
+
+    /// Bytes the texts may take: what the names leave, and at least half
+    /// the budget.
+    fn room(&self) -> usize {
+        self.budget - self.names.min(self.budget / 2)
+    }
+
+    /// Drops the oldest texts before change `keep` while they take more
+    /// than their room.
+    fn fit(&mut self, keep: usize) {
+        while self.held > self.room() && self.first_held < keep.min(self.changes.len()) {
+            self.drop_text(self.first_held);
+            self.first_held += 1;
+        }
+    }
+
+    /// Drops the text of change `at`, if it holds one.
+    fn drop_text(&mut self, at: usize) {
+        let c = &mut self.changes[at];
+        if let Some(version) = c.before.version().filter(|_| c.before.held() > 0) {
+            self.held -= c.before.held();
+            self.names -= c.names();
+            c.before = Before::Unknown {
+                version: Some(version.to_owned()),
+                why: "its old text was dropped to keep the journal within its budget".into(),
+            };
+            self.names += c.names();
+        }
+    }
+
+    /// Drops the oldest texts past the budget (a revert may have held more
+    /// while it read them). Forgets the oldest changes whole while the
+    /// journal is past one of its limits (down to seven eighths of it, so that a full journal
+    /// forgets in batches), with every checkpoint set before them; and
+    /// the changes before the oldest checkpoint left, which no revert can
+    /// reach.
+    pub(super) fn trim(&mut self) {
+        self.fit(usize::MAX);
+        let names_limit = self.names_limit();
+        let over = |j: &Journal| {
+            j.names > names_limit
+                || j.changes.len() > MAX_CHANGES
+                || j.checkpoints.len() > MAX_CHECKPOINTS
+        };
+        if !over(self) {
+            return;
+        }
+        // Each limit passed is brought down to seven eighths of itself.
+        let names_goal = match self.names > names_limit {
+            true => names_limit / 8 * 7,
+            false => usize::MAX,
+        };
+        let changes_goal = match self.changes.len() > MAX_CHANGES {
+            true => MAX_CHANGES / 8 * 7,
+            false => usize::MAX,
+        };
+        // How many of the oldest changes go.
+        let (mut names, mut gone) = (self.names, 0);
+        while gone < self.changes.len()
+            && (names > names_goal || self.changes.len() - gone > changes_goal)
+        {
+            names -= self.changes[gone].names();
+            gone += 1;
+        }
+        // Checkpoints before the first change kept lost some of theirs.
+        let mut lost = self.checkpoints.partition_point(|c| c.at < gone);
+        if self.checkpoints.len() > MAX_CHECKPOINTS {
+            lost = lost.max(self.checkpoints.len() - MAX_CHECKPOINTS / 8 * 7);
+        }
+        if let Some(c) = lost.checked_sub(1).map(|i| &self.checkpoints[i]) {
+            self.forgotten = c.id;
+        }
+        for c in self.checkpoints.drain(..lost) {
+            self.names -= CHANGE_OVERHEAD + c.label.len();
+        }
+        // No revert reaches the changes before the oldest checkpoint left.
+        gone = match self.checkpoints.first() {
+            Some(c) => c.at.clamp(gone, self.changes.len()),
+            None => self.changes.len(),
+        };
+        for c in self.changes.drain(..gone) {
+            self.held -= c.before.held();
+            self.names -= c.names();
+        }
+        for c in &mut self.checkpoints {
+            c.at -= gone;
+        }
+        self.first_held = self.first_held.saturating_sub(gone);
+        self.generation += 1;
     }
 
     /// The indexes of the changes after `from`, grouped by file in the
     /// order each was first changed.
     pub(super) fn since_indices(&self, from: usize) -> Vec<Vec<usize>> {
         let mut files: Vec<Vec<usize>> = Vec::new();
+        let mut by_key: HashMap<&str, usize> = HashMap::new();
         for at in from.min(self.changes.len())..self.changes.len() {
-            let key = &self.changes[at].key;
-            match files.iter_mut().find(|f| self.changes[f[0]].key == *key) {
-                Some(file) => file.push(at),
-                None => files.push(vec![at]),
+            let key = self.changes[at].key.as_str();
+            match by_key.entry(key) {
+                Entry::Occupied(file) => files[*file.get()].push(at),
+                Entry::Vacant(slot) => {
+                    slot.insert(files.len());
+                    files.push(vec![at]);
+                }
             }
         }
         files
@@ -276,6 +435,7 @@ struct Image<'a> {
     format: u32,
     changes: &'a [Change],
     checkpoints: &'a [Checkpoint],
+    forgotten: u32,
 }
 
 /// The journal as a keeper stores it, read back.
@@ -284,6 +444,9 @@ struct Loaded {
     format: u32,
     changes: Vec<Change>,
     checkpoints: Vec<Checkpoint>,
+    /// Absent in an index written before checkpoints were forgotten.
+    #[serde(default)]
+    forgotten: u32,
 }
 
 /// Why a text the keeper should hold could not be read.
@@ -303,14 +466,25 @@ impl Journal {
         if image.format != IMAGE_FORMAT
             || !ordered
             || image.checkpoints.iter().any(|c| c.at > changes)
+            || image
+                .checkpoints
+                .first()
+                .is_some_and(|c| c.id <= image.forgotten)
         {
             return None;
         }
         let mut journal = Journal::new(budget);
+        journal.names = image
+            .checkpoints
+            .iter()
+            .map(|c| CHANGE_OVERHEAD + c.label.len())
+            .sum();
         journal.checkpoints = image.checkpoints;
+        journal.forgotten = image.forgotten;
         for change in image.changes {
-            journal.record(change);
+            journal.record_keeping(change, usize::MAX);
         }
+        journal.trim();
         journal.generation = 0;
         Some(journal)
     }
@@ -339,6 +513,7 @@ impl Journal {
             format: IMAGE_FORMAT,
             changes: &self.changes,
             checkpoints: &self.checkpoints,
+            forgotten: self.forgotten,
         };
         let index = serde_json::to_vec(&image).map_err(|e| e.to_string())?;
         Ok((index, live))
@@ -380,6 +555,7 @@ mod tests {
     use crate::tools::JournalKeeper;
     use dsh_fs_core::layer::TextLayer;
     use dsh_fs_core::store::memory::MemoryStore;
+    use serde_json::json;
     use std::cell::RefCell;
     use std::collections::HashMap;
     use std::rc::Rc;
@@ -441,14 +617,16 @@ mod tests {
         text
     }
 
+    /// A file with a BOM and CRLF, of 7 KiB.
+    fn a_txt() -> String {
+        format!("\u{feff}one\r\n{}", "a line of text\r\n".repeat(448))
+    }
+
     #[test]
     fn a_kept_journal_serves_the_next_session_within_its_budget() {
         let layer = layer();
         let seed = layer.borrow();
-        seed.as_ref()
-            .unwrap()
-            .store()
-            .insert("a.txt", "\u{feff}one\r\n");
+        seed.as_ref().unwrap().store().insert("a.txt", a_txt());
         drop(seed);
         let shelf = Shelf::default();
         let c = |tool, args| call(&layer, &shelf, 1 << 20, tool, args);
@@ -470,14 +648,12 @@ mod tests {
         );
         let back = c("revert", "{}");
         assert!(back.contains("Restored a.txt"), "{back}");
-        assert_eq!(
-            bytes(&layer, "a.txt").unwrap(),
-            "\u{feff}one\r\n".as_bytes()
-        );
+        assert_eq!(bytes(&layer, "a.txt").unwrap(), a_txt().as_bytes());
         assert_eq!(bytes(&layer, "b.txt"), None);
 
-        // A session with a smaller budget drops the oldest texts it loads.
-        let small = |tool, args| call(&layer, &shelf, 4, tool, args);
+        // A session with a smaller budget drops the oldest texts it loads:
+        // a.txt's two do not fit beside what names the changes.
+        let small = |tool, args| call(&layer, &shelf, 8 << 10, tool, args);
         let redo = small("revert", r#"{"to":2}"#);
         assert!(
             redo.contains("Left alone a.txt: not undoable: its old text was dropped"),
@@ -511,5 +687,216 @@ and revert will not know of this call's changes.)"
         // Nothing is saved by a call that did not change the journal.
         let read = call(&layer, &shelf, 1 << 20, "read", r#"{"file_path":"a.txt"}"#);
         assert!(!read.contains("Note"), "{read}");
+    }
+
+    /// A change of `path` from version `from` to `from + 1`, its old text
+    /// `text` long.
+    fn change(path: &str, from: usize, text: usize) -> super::Change {
+        super::Change {
+            key: path.to_owned(),
+            path: path.to_owned(),
+            before: super::Before::Text {
+                version: format!("v{from}"),
+                text: "x".repeat(text),
+                bom: false,
+            },
+            after: Some(format!("v{}", from + 1)),
+        }
+    }
+
+    /// What the journal holds, as it counts it, within its limits.
+    fn within_limits(j: &super::Journal) {
+        assert!(
+            j.held <= j.room(),
+            "{} + {} > {}",
+            j.held,
+            j.names,
+            j.budget
+        );
+        assert!(j.names <= j.names_limit());
+        assert!(j.changes.len() <= super::MAX_CHANGES);
+        assert!(j.checkpoints.len() <= super::MAX_CHECKPOINTS);
+        let held: usize = j.changes.iter().map(|c| c.before.held()).sum();
+        let names: usize = j.changes.iter().map(super::Change::names).sum::<usize>()
+            + j.checkpoints
+                .iter()
+                .map(|c| super::CHANGE_OVERHEAD + c.label.len())
+                .sum::<usize>();
+        assert_eq!((j.held, j.names), (held, names), "the counts drifted");
+        assert!(j.checkpoints.iter().all(|c| c.at <= j.changes.len()));
+    }
+
+    // Issue 43, finding 1: 36,500 writes of a 2-byte file at a 3,519-byte
+    // path grew the instance by ~7 KB a change until it trapped.
+    #[test]
+    fn changes_at_long_paths_are_counted_and_the_oldest_forgotten() {
+        let mut j = super::Journal::new(super::DEFAULT_BUDGET);
+        j.checkpoint("start".into());
+        let path = format!("{}f", "d/".repeat(1759));
+        assert_eq!(path.len(), 3519);
+        for i in 0..36_500 {
+            j.record(change(&path, i, 2));
+            within_limits(&j);
+        }
+        // Half the budget names ~2,300 such changes; the first checkpoint
+        // went with the oldest of them.
+        assert!(j.changes.len() < 2_500, "{}", j.changes.len());
+        assert_eq!((j.forgotten, j.checkpoints.len()), (1, 0));
+        assert_eq!(j.checkpoint("again".into()), 2, "ids are never reused");
+
+        // Once every checkpoint is forgotten, nothing is recorded.
+        j.checkpoints.clear();
+        j.record(change("a", 0, 1));
+        assert_eq!(j.changes.len(), 0);
+
+        // Short paths, a checkpoint every thousand changes: the count of
+        // changes or their names is the limit.
+        let mut j = super::Journal::new(super::DEFAULT_BUDGET);
+        for i in 0..super::MAX_CHANGES + 10 {
+            if i % 1_000 == 0 {
+                j.checkpoint(String::new());
+            }
+            j.record(change(&format!("f{}", i % 6_000), i, 0));
+            assert!(j.changes.len() <= super::MAX_CHANGES);
+        }
+        within_limits(&j);
+        assert!(j.changes.len() > 30_000, "{}", j.changes.len());
+
+        // Checkpoints past their limit: the oldest go, with the changes
+        // no revert reaches any more.
+        let mut j = super::Journal::new(super::DEFAULT_BUDGET);
+        for i in 0..super::MAX_CHECKPOINTS + 1 {
+            j.checkpoint(format!("c{i}"));
+            j.record(change("a", i, 1));
+        }
+        within_limits(&j);
+        let first = &j.checkpoints[0];
+        assert_eq!((first.id as usize, first.at), (j.forgotten as usize + 1, 0));
+    }
+
+    // Issue 43, finding 2: grouping by file searched the files found so far
+    // for each change.
+    #[test]
+    fn changes_are_grouped_by_file_in_the_order_each_was_first_changed() {
+        let mut j = super::Journal::new(super::DEFAULT_BUDGET);
+        j.checkpoint(String::new());
+        let mut rng = fastrand::Rng::with_seed(43);
+        for i in 0..40_000 {
+            j.record(change(&format!("f{}", rng.usize(..6_000)), i, 0));
+        }
+        let grouped = j.since_indices(0);
+        // Each group one file's changes in order, the groups in the order
+        // of their first changes, every change in one group, every file in
+        // one group.
+        let mut seen = vec![false; j.changes.len()];
+        let mut keys = std::collections::HashSet::new();
+        for file in &grouped {
+            assert!(keys.insert(&j.changes[file[0]].key));
+            assert!(file.windows(2).all(|w| w[0] < w[1]));
+            for &at in file {
+                assert_eq!(j.changes[at].key, j.changes[file[0]].key);
+                assert!(!std::mem::replace(&mut seen[at], true));
+            }
+        }
+        assert!(seen.iter().all(|&s| s));
+        assert!(grouped.windows(2).all(|w| w[0][0] < w[1][0]));
+        let from = j.since_indices(39_990);
+        assert_eq!(from.iter().map(Vec::len).sum::<usize>(), 10);
+    }
+
+    /// Random sessions over the memory store: writes, edits, multi_edits,
+    /// checkpoints, reverts, listings and an outside writer. After every
+    /// step the journal is within its limits and the answer within 64 KiB;
+    /// a file the outside writer changed last is never touched by a revert.
+    #[test]
+    fn random_sessions_keep_the_journal_and_every_answer_bounded() {
+        for seed in 0..4 {
+            let mut rng = fastrand::Rng::with_seed(seed);
+            let layer: TextLayer<MemoryStore> = TextLayer::new(MemoryStore::default());
+            let budget = [64 << 10, 256 << 10, 1 << 20, super::DEFAULT_BUDGET][seed as usize];
+            let mut s = Session::new(layer, true).with_journal_budget(budget as u64);
+            let long = format!("{}x.txt", "deep/".repeat(60));
+            let names: Vec<String> = (0..40)
+                .map(|i| match i {
+                    0 => long.clone(),
+                    _ => format!("d{}/f{i}.txt", i % 4),
+                })
+                .collect();
+            // Paths the outside writer changed after the session last did.
+            let mut outside: HashMap<String, Vec<u8>> = HashMap::new();
+            let (mut dropped, mut forgot) = (false, false);
+            for step in 0..600 {
+                let path = &names[rng.usize(..names.len())];
+                let size = [1, 40, 4_000, 30_000][rng.usize(..4)];
+                let text: String = (0..size).map(|_| rng.alphanumeric()).collect();
+                let text = format!("{text}\nend\n");
+                let (tool, args) = match rng.u32(..100) {
+                    0..=34 => ("write", json!({"file_path": path, "content": text})),
+                    35..=49 => ("read", json!({"file_path": path, "limit": 5})),
+                    50..=59 => (
+                        "edit",
+                        json!({"file_path": path, "old_string": "end", "new_string": format!("end{step}")}),
+                    ),
+                    60..=64 => (
+                        "multi_edit",
+                        json!({"file_path": path, "edits": [
+                            {"old_string": "\n", "new_string": "\n\n", "replace_all": true},
+                            {"old_string": "end", "new_string": "END"}]}),
+                    ),
+                    65..=71 => ("checkpoint", json!({"label": format!("s{step}")})),
+                    72..=79 => {
+                        let to = rng.u32(
+                            1..s.journal
+                                .as_ref()
+                                .map_or(1, |j| j.forgotten + j.checkpoints.len() as u32 + 1)
+                                + 1,
+                        );
+                        ("revert", json!({"to": to}))
+                    }
+                    80..=87 => ("changes", json!({})),
+                    _ => {
+                        let bytes = format!("outside {step}\n").into_bytes();
+                        s.provider.store().insert(path, bytes.clone());
+                        outside.insert(path.clone(), bytes);
+                        continue;
+                    }
+                };
+                let result = s.execute(tool, &args.to_string());
+                assert!(
+                    result.text.len() <= 64 << 10,
+                    "seed {seed} step {step}: {tool} answered {} bytes",
+                    result.text.len()
+                );
+                if let Some(j) = &s.journal {
+                    within_limits(j);
+                    forgot |= j.forgotten > 0;
+                    dropped |= j.changes.iter().any(|c| {
+                        matches!(&c.before, super::Before::Unknown { why, .. } if why.contains("dropped"))
+                    });
+                }
+                if !result.is_error() && matches!(tool, "write" | "edit" | "multi_edit") {
+                    outside.remove(path);
+                }
+                for (path, bytes) in &outside {
+                    assert_eq!(
+                        s.provider.store().get(path).as_ref(),
+                        Some(bytes),
+                        "seed {seed} step {step}: {tool} changed {path}, which someone else \
+changed last:\n{}",
+                        result.text
+                    );
+                }
+            }
+            // The limits were reached, not only respected.
+            assert!(
+                dropped || budget > 1 << 20,
+                "seed {seed}: no text was dropped"
+            );
+            assert_eq!(
+                forgot,
+                budget <= 256 << 10,
+                "seed {seed}: checkpoints forgotten"
+            );
+        }
     }
 }
