@@ -8,12 +8,12 @@
 use super::Hints;
 use super::args::{Args, Field, Kind, Spec};
 use super::diff::{Diff, MAX_DIFF_BYTES, diff};
-use super::journal::{Before, Change, DEFAULT_BUDGET, Journal, own_run};
+use super::journal::{Before, Change, Journal, MAX_KEPT, own_run};
 use super::write::line_count;
 use super::{Session, plural};
 use crate::error::ToolError;
-use dsh_fs_core::provider::{Provider, Resolved};
-use dsh_fs_core::{ErrorCode, WriteIntent};
+use dsh_fs_core::provider::{Provider, Resolved, TextStream};
+use dsh_fs_core::{ErrorCode, FsError, WriteIntent};
 use std::fmt::Write as _;
 
 pub(super) static CHECKPOINT: Spec = Spec {
@@ -114,13 +114,22 @@ pub(super) fn changes<P: Provider>(
         plural(files.len() as u64, "file", "files")
     );
     let listed = files.len();
-    for chain in files.into_iter().take(SHOWN_FILES) {
+    let mut shown = 0;
+    for chain in files {
+        if shown == SHOWN_FILES || out.len() >= REPORT_BYTES {
+            break;
+        }
+        shown += 1;
         let first = chain[0];
         let last = chain[chain.len() - 1];
         let path = &first.path;
-        let now = current(&session.provider, path);
+        let now = current(&session.provider, path, MAX_DIFF_BYTES);
         let outside = match (&now, &last.after) {
-            (Now::Text { version, .. }, Some(after)) if version == after => "",
+            (Now::Text { version, .. } | Now::Large { version }, Some(after))
+                if version == after =>
+            {
+                ""
+            }
             (Now::Absent, None) => "",
             (Now::Absent, Some(_)) => " Someone else deleted it since.",
             _ => " Someone else changed it since this session's last change.",
@@ -163,18 +172,28 @@ pub(super) fn changes<P: Provider>(
             (_, Now::Unknown(why)) => {
                 write!(out, "\nUpdated {path}; no diff: {why}.{outside}")
             }
+            (_, Now::Large { .. }) => {
+                write!(out, "\nUpdated {path}; no diff: {LARGE}.{outside}")
+            }
         };
     }
-    if listed > SHOWN_FILES {
-        let more = plural((listed - SHOWN_FILES) as u64, "more file", "more files");
+    if listed > shown {
+        let more = plural((listed - shown) as u64, "more file", "more files");
         let _ = write!(out, "\n… {more} changed (a revert puts every one back).");
     }
     Ok(out)
 }
 
-/// Files `changes` lists, and `revert` shows the hunks of; past them a
-/// count, or one line a file.
+/// Files `changes` lists, and `revert` shows, at most; past them a count.
 const SHOWN_FILES: usize = 50;
+
+/// Bytes of an answer past which `changes` and `revert` list no more files
+/// (one file's diff is bounded on its own): whatever the number of files,
+/// the answer fits and arrives.
+const REPORT_BYTES: usize = 32 << 10;
+
+/// Why a file's diff is not shown: what [`current`] does not read whole.
+const LARGE: &str = "it is larger than 4 MiB now";
 
 pub(super) fn revert<P: Provider>(
     session: &mut Session<P>,
@@ -190,21 +209,24 @@ pub(super) fn revert<P: Provider>(
     // The point to come back to: a revert of this revert redoes it.
     let redo = journal.checkpoint(format!("before revert to {id}"));
     let (mut restored, mut kept) = (0u64, 0u64);
+    // Files done but not listed in the answer.
+    let (mut unlisted_restored, mut unlisted_kept) = (0u64, 0u64);
     let mut report = String::new();
     // Each file's chain by index: its texts stay in the journal, uncopied.
     let files: Vec<Vec<usize>> = journal.since_indices(from);
     for chain in files {
+        let listed = (restored + kept - unlisted_restored - unlisted_kept) as usize;
+        let detail = listed < SHOWN_FILES && report.len() < REPORT_BYTES;
         let journal = session.journal.as_ref().expect("a checkpoint exists");
         let changes: Vec<&Change> = chain.iter().map(|&i| &journal.changes[i]).collect();
         let path = changes[0].path.clone();
-        match revert_file(&session.provider, &changes) {
+        match revert_file(&session.provider, &changes, detail) {
             Ok((done, record)) => {
                 restored += 1;
-                let done = match restored as usize + kept as usize > SHOWN_FILES {
-                    true => done.lines().next().unwrap_or_default().to_owned(),
-                    false => done,
-                };
-                let _ = write!(report, "\n{done}");
+                match detail {
+                    true => _ = write!(report, "\n{done}"),
+                    false => unlisted_restored += 1,
+                }
                 if let Some(version) = &record.after {
                     session.policy.observe(record.key.clone(), version.clone());
                 }
@@ -214,10 +236,27 @@ pub(super) fn revert<P: Provider>(
             }
             Err(why) => {
                 kept += 1;
-                let _ = write!(report, "\nLeft alone {path}: {why}");
+                match detail {
+                    true => _ = write!(report, "\nLeft alone {path}: {why}"),
+                    false => unlisted_kept += 1,
+                }
             }
         }
     }
+    if unlisted_restored + unlisted_kept > 0 {
+        let _ = write!(
+            report,
+            "\n… and {} more restored, {unlisted_kept} more left alone, not listed here \
+(changes since={redo} lists what the revert changed).",
+            plural(unlisted_restored, "file", "files"),
+        );
+    }
+    // The revert held indexes into the journal: only now may it forget.
+    session
+        .journal
+        .as_mut()
+        .expect("a checkpoint exists")
+        .trim();
     Ok(format!(
         "Reverted to checkpoint {id}{label}: {} restored, {} left alone.{report}\nTo redo: revert \
 with to={redo}.",
@@ -227,8 +266,13 @@ with to={redo}.",
 }
 
 /// Puts one file back as it was before `chain`, this session's changes to
-/// it since the checkpoint: what changed, or why it was left alone.
-fn revert_file<P: Provider>(provider: &P, chain: &[&Change]) -> Result<(String, Change), String> {
+/// it since the checkpoint: what changed, or why it was left alone; with
+/// `detail`, the hunks of either.
+fn revert_file<P: Provider>(
+    provider: &P,
+    chain: &[&Change],
+    detail: bool,
+) -> Result<(String, Change), String> {
     let start = own_run(chain);
     let last = &chain[chain.len() - 1];
     let path = &last.path;
@@ -237,23 +281,27 @@ fn revert_file<P: Provider>(provider: &P, chain: &[&Change]) -> Result<(String, 
         return Err(format!("not undoable: {why}."));
     }
     // What is there now, which must be what the session left.
-    let now = match (current(provider, path), &last.after) {
+    let now = match (current(provider, path, MAX_KEPT), &last.after) {
         (Now::Unknown(why), _) => return Err(format!("{why}.")),
         (Now::Absent, None) => None,
         (Now::Text { text, version, bom }, Some(after)) if version == *after => {
-            Some((text, version, bom))
+            Some((Some(text), version, bom))
         }
+        (Now::Large { version }, Some(after)) if version == *after => Some((None, version, false)),
         (Now::Absent, Some(_)) => return Err("someone else deleted it since.".into()),
         (Now::Text { text, .. }, _) => {
             let mut why = "someone else changed it since this session last wrote it".to_owned();
             match back {
-                Before::Text { text: old, .. } => {
+                Before::Text { text: old, .. } if detail => {
                     let d = bounded_diff(&text, old, 1);
                     let _ = write!(why, "; reverting it now would change:\n{}", d.hunks);
                 }
                 _ => why.push('.'),
             }
             return Err(why);
+        }
+        (Now::Large { .. }, _) => {
+            return Err("someone else changed it since this session last wrote it.".into());
         }
     };
     let target = match provider.resolve(path) {
@@ -280,13 +328,14 @@ fn revert_file<P: Provider>(provider: &P, chain: &[&Change]) -> Result<(String, 
                 }
                 Err(e) => return Err(format!("{} ({}).", e.message, e.code.as_str())),
             }
-            let before = Before::Text {
-                version: version.clone(),
-                text: text.clone(),
-                bom: *bom,
+            let before = kept_before(text.as_ref(), version, *bom);
+            let shown = match text {
+                Some(text) => {
+                    let lines = plural(line_count(text), "line", "lines");
+                    format!("Removed {path} ({lines}): this session created it.")
+                }
+                None => format!("Removed {path}: this session created it."),
             };
-            let lines = plural(line_count(text), "line", "lines");
-            let shown = format!("Removed {path} ({lines}): this session created it.");
             (before, None, shown)
         }
         (Before::Text { text, bom, .. }, now) => {
@@ -309,21 +358,22 @@ fn revert_file<P: Provider>(provider: &P, chain: &[&Change]) -> Result<(String, 
                 Err(e) => return Err(format!("{} ({}).", e.message, e.code.as_str())),
             };
             let (before, old) = match now {
-                Some((old, version, bom)) => (
-                    Before::Text {
-                        version: version.clone(),
-                        text: old.clone(),
-                        bom: *bom,
-                    },
-                    old.as_str(),
-                ),
-                None => (Before::Absent, ""),
+                Some((old, version, bom)) => {
+                    (kept_before(old.as_ref(), version, *bom), old.as_deref())
+                }
+                None => (Before::Absent, Some("")),
             };
-            let d = bounded_diff(old, text, 1);
-            let mut shown = format!("Restored {path}: {}.", d.counts());
-            if !d.hunks.is_empty() {
-                let _ = write!(shown, "\n{}", d.hunks);
-            }
+            let shown = match old {
+                Some(old) if detail => {
+                    let d = bounded_diff(old, text, 1);
+                    let mut shown = format!("Restored {path}: {}.", d.counts());
+                    if !d.hunks.is_empty() {
+                        let _ = write!(shown, "\n{}", d.hunks);
+                    }
+                    shown
+                }
+                _ => format!("Restored {path}."),
+            };
             (before, Some(outcome.version), shown)
         }
     };
@@ -342,6 +392,22 @@ before the session's next change, their change kept.)"
         after,
     };
     Ok((done, record))
+}
+
+/// What a file the revert replaces was: its text when [`current`] read it,
+/// else (it was larger than the journal keeps) only its version.
+fn kept_before(text: Option<&String>, version: &str, bom: bool) -> Before {
+    match text {
+        Some(text) => Before::Text {
+            version: version.to_owned(),
+            text: text.clone(),
+            bom,
+        },
+        None => Before::Unknown {
+            version: Some(version.to_owned()),
+            why: "it was larger than the journal keeps (10 MiB)".into(),
+        },
+    }
 }
 
 /// [`diff`] of texts up to [`MAX_DIFF_BYTES`], as `write` bounds it; past
@@ -378,29 +444,53 @@ fn point<'s, P: Provider>(
     id: Option<u64>,
     tool: &str,
 ) -> Result<(&'s Journal, usize, u32), ToolError> {
-    let journal = session
-        .journal
-        .as_ref()
-        .filter(|j| !j.checkpoints.is_empty())
-        .ok_or_else(|| {
-            ToolError::invalid_args(
+    let forgotten = |journal: &Journal| {
+        let which = match journal.forgotten {
+            1 => "checkpoint 1 was".to_owned(),
+            n => format!("checkpoints 1 to {n} were"),
+        };
+        format!(
+            "{which} forgotten to keep the change journal within its budget (the oldest changes \
+go first)"
+        )
+    };
+    let journal = match session.journal.as_ref() {
+        Some(journal) if !journal.checkpoints.is_empty() => journal,
+        Some(journal) if journal.forgotten > 0 => {
+            return Err(ToolError::invalid_args(
+                tool,
+                format_args!("{}: set a new one with checkpoint", forgotten(journal)),
+            ));
+        }
+        _ => {
+            return Err(ToolError::invalid_args(
                 tool,
                 "this session has no checkpoint yet: call checkpoint first (changes made before \
 the first checkpoint are not kept)",
-            )
-        })?;
+            ));
+        }
+    };
     let found = match id {
         None => journal.checkpoints.last(),
         Some(id) => u32::try_from(id).ok().and_then(|id| journal.find(id)),
     };
     let Some(checkpoint) = found else {
+        let first = journal.checkpoints.first().map_or(0, |c| c.id);
         let last = journal.checkpoints.last().map_or(0, |c| c.id);
+        let id = id.unwrap_or(0);
+        if id <= u64::from(journal.forgotten) {
+            return Err(ToolError::invalid_args(
+                tool,
+                format_args!(
+                    "there is no checkpoint {id} any more: {}; the checkpoints are {first} to \
+{last}",
+                    forgotten(journal)
+                ),
+            ));
+        }
         return Err(ToolError::invalid_args(
             tool,
-            format_args!(
-                "there is no checkpoint {}; the checkpoints are 1 to {last}",
-                id.unwrap_or(0)
-            ),
+            format_args!("there is no checkpoint {id}; the checkpoints are {first} to {last}"),
         ));
     };
     Ok((journal, checkpoint.at, checkpoint.id))
@@ -421,11 +511,16 @@ enum Now {
         version: String,
         bom: bool,
     },
+    /// Larger than the caller reads whole: only its version, streamed.
+    Large {
+        version: String,
+    },
     Absent,
     Unknown(String),
 }
 
-fn current<P: Provider>(provider: &P, path: &str) -> Now {
+/// What the file at `path` is now, its text read whole up to `limit` bytes.
+fn current<P: Provider>(provider: &P, path: &str, limit: u64) -> Now {
     let target = match provider.resolve(path) {
         Ok(target) => target,
         Err(e) => return Now::Unknown(e.message),
@@ -435,7 +530,13 @@ fn current<P: Provider>(provider: &P, path: &str) -> Now {
         Err(e) => return Now::Unknown(e.message),
         Ok(Some(info)) => info.size.unwrap_or(0),
     };
-    match provider.read_text(&target, MAX_DIFF_BYTES.max(DEFAULT_BUDGET as u64)) {
+    if size > limit {
+        return match streamed_version(provider, &target) {
+            Ok(version) => Now::Large { version },
+            Err(e) => Now::Unknown(e.message),
+        };
+    }
+    match provider.read_text(&target, limit) {
         Ok(content) => Now::Text {
             bom: size == content.text.len() as u64 + 3,
             text: content.text,
@@ -443,6 +544,19 @@ fn current<P: Provider>(provider: &P, path: &str) -> Now {
         },
         Err(e) => Now::Unknown(e.message),
     }
+}
+
+/// The version of the whole text of `target`, read through in bounded
+/// memory: nothing of it crosses into the caller.
+fn streamed_version<P: Provider>(provider: &P, target: &P::Target) -> Result<String, FsError> {
+    let mut stream = provider.stream_text(target, 0)?;
+    while stream.skip(1 << 20, u64::MAX)?.is_some() {}
+    stream.version().ok_or_else(|| {
+        FsError::new(
+            ErrorCode::IoError,
+            "its version could not be read to the end",
+        )
+    })
 }
 
 #[cfg(test)]
