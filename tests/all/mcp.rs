@@ -268,3 +268,55 @@ async fn the_undo_tools_over_mcp_go_back_to_the_session_start() {
     assert_eq!(ws.bytes("app.py"), b"def main():\r\n    print('hello')\r\n");
     client.cancel().await.unwrap();
 }
+
+// Issue 43: without --extra-tools the server ran checkpoint and multi_edit
+// when called by name, though it did not list them.
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_the_server_does_not_offer_are_unknown() {
+    let ws = Workspace::new();
+    ws.write("app.py", "def main():\n    pass\n");
+    for extra in [None, Some("multi_edit")] {
+        let root = ws.root.clone();
+        let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_dsh-fs")).configure(|c| {
+            c.args(["mcp", "--root"])
+                .arg(&root)
+                .env("DSH_FS_CACHE_DIR", crate::cache_dir());
+            if let Some(extra) = extra {
+                c.args(["--extra-tools", extra]);
+            }
+        });
+        let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+        let call = |tool: &'static str, args: Value| {
+            let client = &client;
+            async move { client.call_tool(params(tool, args)).await.unwrap() }
+        };
+        call("read", json!({"file_path": "app.py"})).await;
+        let mut refused = vec![
+            ("checkpoint", json!({})),
+            ("changes", json!({})),
+            ("revert", json!({})),
+        ];
+        if extra.is_none() {
+            refused.push((
+                "multi_edit",
+                json!({"file_path": "app.py", "edits": [{"old_string": "main", "new_string": "run"}]}),
+            ));
+        }
+        for (tool, args) in refused {
+            let r = call(tool, args).await;
+            assert_eq!(r.is_error, Some(true), "{tool}: {}", text(&r));
+            let error = &r.structured_content.as_ref().unwrap()["error"];
+            assert_eq!(error["code"], "UNKNOWN_TOOL", "{tool}");
+            let offered = match extra {
+                None => "read, write, edit, glob and grep.",
+                Some(_) => "read, write, edit, glob, grep and multi_edit.",
+            };
+            assert_eq!(
+                text(&r),
+                format!("UNKNOWN_TOOL: there is no tool named {tool:?}; the tools are {offered}")
+            );
+        }
+        assert_eq!(ws.bytes("app.py"), b"def main():\n    pass\n");
+        client.cancel().await.unwrap();
+    }
+}

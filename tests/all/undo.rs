@@ -416,3 +416,265 @@ fn many_files_are_listed_up_to_fifty_and_all_reverted() {
     );
     assert!((0..60).all(|i| layer.store().get(&format!("f{i:02}.txt")).is_none()));
 }
+
+/// Random calls of one session over `files`: writes, reads, edits,
+/// multi_edits, checkpoints, reverts to any checkpoint, listings, and an
+/// outside writer. Every answer arrives, within 64 KiB, and never as the
+/// host's error about the answer itself; a file the outside writer changed
+/// after the session last did is never touched by the session again.
+pub(crate) fn random_steps(files: &dyn Files, call: Call<'_>, seed: u64, steps: usize) {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let long = format!("{}x.txt", "deep/".repeat(50));
+    let names: Vec<String> = (0..24)
+        .map(|i| match i {
+            0 => long.clone(),
+            _ => format!("d{}/f{i}.txt", i % 3),
+        })
+        .collect();
+    let mut outside: std::collections::HashMap<String, Vec<u8>> = Default::default();
+    let mut checkpoints = 0u32;
+    for step in 0..steps {
+        let path = &names[rng.usize(..names.len())];
+        let size = [1, 60, 3_000, 20_000][rng.usize(..4)];
+        let text: String = (0..size).map(|_| rng.alphanumeric()).collect();
+        let (tool, args) = match rng.u32(..100) {
+            0..=34 => (
+                "write",
+                json!({"file_path": path, "content": format!("{text}\nend\n")}),
+            ),
+            35..=49 => ("read", json!({"file_path": path, "limit": 3})),
+            50..=59 => (
+                "edit",
+                json!({"file_path": path, "old_string": "end", "new_string": format!("end {step}")}),
+            ),
+            60..=64 => (
+                "multi_edit",
+                json!({"file_path": path, "edits": [
+                    {"old_string": "\n", "new_string": "\r\n", "replace_all": true},
+                    {"old_string": "end", "new_string": "END"}]}),
+            ),
+            65..=71 => ("checkpoint", json!({"label": format!("step {step}")})),
+            72..=79 => ("revert", json!({"to": rng.u32(1..checkpoints.max(1) + 1)})),
+            80..=87 => (
+                "changes",
+                json!({"since": rng.u32(1..checkpoints.max(1) + 1)}),
+            ),
+            _ => {
+                let bytes = format!("outside {step}\n").into_bytes();
+                files.put(path, &bytes);
+                outside.insert(path.clone(), bytes);
+                continue;
+            }
+        };
+        let result = call(tool, args);
+        assert!(
+            result.text.len() <= 64 << 10,
+            "seed {seed} step {step}: {tool} answered {} bytes",
+            result.text.len()
+        );
+        let code = result.error.as_ref().map_or("", |e| e.code.as_str());
+        assert!(
+            !matches!(code, "INTERNAL_ERROR" | "TIMEOUT"),
+            "seed {seed} step {step}: {tool}: {}",
+            result.text
+        );
+        if tool == "checkpoint" && !result.is_error {
+            checkpoints += 1;
+        }
+        if !result.is_error && matches!(tool, "write" | "edit" | "multi_edit") {
+            outside.remove(path);
+        }
+        for (path, bytes) in &outside {
+            assert_eq!(
+                files.get(path).as_ref(),
+                Some(bytes),
+                "seed {seed} step {step}: {tool} changed {path}, which someone else changed \
+last:\n{}",
+                result.text
+            );
+        }
+    }
+}
+
+// Issue 43: random sessions on the local disk and in memory, with a journal
+// small enough that its limits are reached (the library's own property test
+// checks the journal's counts after every step).
+#[test]
+fn random_sessions_answer_within_bounds_and_leave_outside_changes_alone() {
+    let options = SessionOptions {
+        journal_bytes: 256 << 10,
+        ..Default::default()
+    };
+    for seed in 0..2 {
+        let ws = Workspace::new();
+        let mut s = runtime().session(ws.provider(), options).unwrap();
+        random_steps(&ws, &mut |tool, args| call(&mut s, tool, args), seed, 300);
+
+        let layer: Arc<TextLayer<MemoryStore>> = Arc::new(TextLayer::new(MemoryStore::default()));
+        let provider: Arc<DynProvider> = layer.clone();
+        let mut s = runtime().session(provider, options).unwrap();
+        let memory = Memory(layer);
+        random_steps(
+            &memory,
+            &mut |tool, args| call(&mut s, tool, args),
+            seed + 10,
+            300,
+        );
+    }
+}
+
+// Issue 43, finding 3: a revert of 3,000 created files removed them all and
+// answered INTERNAL_ERROR (10,707,103 bytes over the 4 MiB limit), so the
+// model retried and re-created them.
+#[test]
+fn a_revert_of_thousands_of_files_answers_in_bounds() {
+    let layer: Arc<TextLayer<MemoryStore>> = Arc::new(TextLayer::new(MemoryStore::default()));
+    let provider: Arc<DynProvider> = layer.clone();
+    let mut s = runtime()
+        .session(provider, SessionOptions::default())
+        .unwrap();
+    ok(call(&mut s, "checkpoint", json!({})));
+    let name = |i: usize| format!("{}/f{i:04}.txt", "long-directory-name".repeat(40));
+    for i in 0..3_000 {
+        ok(call(
+            &mut s,
+            "write",
+            json!({"file_path": name(i), "content": format!("{i}\nsecond line\n")}),
+        ));
+    }
+    let listed = ok(call(&mut s, "changes", json!({})));
+    assert!(
+        listed.starts_with("Changes since checkpoint 1: 3000 files."),
+        "{}",
+        &listed[..200]
+    );
+    assert!(listed.len() < 48 << 10, "{} bytes", listed.len());
+    let shown = listed.matches("\nCreated ").count();
+    assert!(
+        listed.ends_with(&format!(
+            "\n… {} more files changed (a revert puts every one back).",
+            3_000 - shown
+        )),
+        "{shown} shown"
+    );
+
+    let reverted = ok(call(&mut s, "revert", json!({})));
+    assert!(reverted.len() < 48 << 10, "{} bytes", reverted.len());
+    assert!(
+        reverted.starts_with("Reverted to checkpoint 1: 3000 files restored, 0 left alone."),
+        "{}",
+        &reverted[..200]
+    );
+    let shown = reverted.matches("\nRemoved ").count();
+    assert!(
+        reverted.ends_with(&format!(
+            "\n… and {} more restored, 0 more left alone, not listed here (changes since=2 \
+lists what the revert changed).\nTo redo: revert with to=2.",
+            files(3_000 - shown)
+        )),
+        "{shown} shown: {}",
+        &reverted[reverted.len() - 300..]
+    );
+    assert!((0..3_000).all(|i| layer.store().get(&name(i)).is_none()));
+
+    // The redo puts every file back, and answers in bounds too.
+    let redone = ok(call(&mut s, "revert", json!({"to": 2})));
+    assert!(redone.len() < 48 << 10, "{} bytes", redone.len());
+    assert!(
+        redone.starts_with("Reverted to checkpoint 2 (before revert to 1): 3000 files restored"),
+        "{}",
+        &redone[..200]
+    );
+    assert!((0..3_000).all(|i| layer.store().get(&name(i)).is_some()));
+}
+
+/// `n files`, as the answers count them.
+fn files(n: usize) -> String {
+    match n {
+        1 => "1 file".to_owned(),
+        n => format!("{n} files"),
+    }
+}
+
+// Issue 43, finding 1, scaled: writes at a 3,519-byte path grew the journal
+// by ~7 KB a change until the instance trapped and the session was lost.
+#[test]
+fn a_journal_of_long_paths_forgets_its_oldest_changes_and_says_so() {
+    let ws = Workspace::new();
+    let path = format!("{}f", "d/".repeat(1759));
+    let options = SessionOptions {
+        journal_bytes: 256 << 10,
+        ..Default::default()
+    };
+    let mut s = runtime().session(ws.provider(), options).unwrap();
+    ok(call(&mut s, "checkpoint", json!({"label": "start"})));
+    for i in 0..400 {
+        let write = call(
+            &mut s,
+            "write",
+            json!({"file_path": path, "content": format!("{}\n", i % 10)}),
+        );
+        ok(write);
+    }
+    let gone = fails(call(&mut s, "changes", json!({"since": 1})), "INVALID_ARGS");
+    assert_eq!(
+        gone,
+        "INVALID_ARGS: changes: checkpoint 1 was forgotten to keep the change journal within its \
+budget (the oldest changes go first): set a new one with checkpoint. Fix the arguments and \
+call changes again."
+    );
+    let set = ok(call(&mut s, "checkpoint", json!({})));
+    assert!(set.starts_with("Checkpoint 2 set"), "{set}");
+    ok(call(
+        &mut s,
+        "write",
+        json!({"file_path": path, "content": "last\n"}),
+    ));
+    let back = ok(call(&mut s, "revert", json!({})));
+    assert!(
+        back.starts_with("Reverted to checkpoint 2: 1 file restored"),
+        "{back}"
+    );
+    assert_eq!(ws.bytes(&path), b"9\n");
+    let wrong = fails(call(&mut s, "revert", json!({"to": 1})), "INVALID_ARGS");
+    assert!(
+        wrong.contains("there is no checkpoint 1 any more: checkpoint 1 was forgotten"),
+        "{wrong}"
+    );
+}
+
+// Issue 43: the same random sessions through the undo plugin component, a
+// `wasmtime run --invoke` process per call, the journal and observations in
+// the state directory alone.
+#[test]
+fn random_sessions_through_the_plugin_answer_within_bounds() {
+    let ws = Workspace::new();
+    let state = tempfile::tempdir().unwrap();
+    let grants = crate::plugin::Grants {
+        root: &ws.root,
+        state: Some(state.path()),
+        session: "default",
+    };
+    random_steps(
+        &ws,
+        &mut |tool, args| plugin_result(grants.call_undo(tool, &args)),
+        7,
+        80,
+    );
+}
+
+/// A plugin answer as the session's result: a failure starts with its code.
+fn plugin_result(text: String) -> ToolResult {
+    let code = text
+        .split_once(": ")
+        .map(|(code, _)| code)
+        .filter(|code| code.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'));
+    ToolResult {
+        is_error: code.is_some(),
+        error: code.map(|code| dsh_fs::ToolError {
+            code: code.to_owned(),
+            message: text[code.len() + 2..].to_owned(),
+        }),
+        text,
+    }
+}

@@ -148,6 +148,29 @@ pub(crate) fn return_large_blocks() {
     }
 }
 
+impl McpServer {
+    /// The answer to a call of a tool this server does not offer: the
+    /// session's `UNKNOWN_TOOL`, naming the tools offered.
+    fn unknown_tool(&self, name: &str) -> ToolResult {
+        let shown: String = name.chars().take(64).collect();
+        let offered: Vec<&str> = self.tools.iter().map(|t| t.name.as_ref()).collect();
+        let listed = match offered.split_last() {
+            Some((last, [])) => (*last).to_owned(),
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+            None => "none".to_owned(),
+        };
+        let message = format!("there is no tool named {shown:?}; the tools are {listed}.");
+        ToolResult {
+            text: format!("UNKNOWN_TOOL: {message}"),
+            is_error: true,
+            error: Some(ToolError {
+                code: "UNKNOWN_TOOL".to_owned(),
+                message,
+            }),
+        }
+    }
+}
+
 /// The answer to a `tools/call` refused before it reached the session.
 fn refused_call(message: String) -> CallToolResult {
     to_mcp(ToolResult {
@@ -194,6 +217,11 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // A tool the host did not offer is not there, although the session
+        // could run it: the extra tools are the host's to turn on.
+        if !self.tools.iter().any(|t| t.name == request.name) {
+            return Ok(to_mcp(self.unknown_tool(&request.name)).into());
+        }
         let arguments =
             serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
         let (answer, result) = oneshot::channel();
