@@ -13,7 +13,7 @@ use dsh_fs_core::store::{Guard, Replace, Target};
 use dsh_fs_core::{ErrorCode, FsError};
 use std::fs::{self, File};
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
 
 /// What every temp file's name ends with, so a leftover is recognisable.
@@ -142,11 +142,7 @@ impl Replace for WasiReplace {
             },
             Guard::None => temp.persist(&target).map_err(|e| map_io(e.error, &shown))?,
         };
-        // Durability of the rename; a runtime that cannot open or sync
-        // directories still has the renamed, fsynced file.
-        if let Ok(d) = File::open(&self.dir) {
-            let _ = d.sync_all();
-        }
+        let _ = sync_dir(&self.dir);
         meta::stat_path(&target)
             .map(|m| m.token)
             .map_err(|e| map_io(e, &shown))
@@ -174,11 +170,18 @@ impl Replace for WasiReplace {
             Err(e) => return Err(map_io(e, shown)),
         }
         std::fs::remove_file(&target).map_err(|e| map_io(e, shown))?;
-        if let Ok(d) = File::open(&self.dir) {
-            let _ = d.sync_all();
-        }
+        let _ = sync_dir(&self.dir);
         Ok(())
     }
+}
+
+/// Durability of a rename or unlink in `dir`; a runtime that cannot open
+/// or sync directories still has the renamed, fsynced file. Opened as
+/// `DIR/.`, which resolves only through a directory: a FIFO put in the
+/// directory's place is never opened, so never waited on. Whether it was
+/// synced.
+pub(crate) fn sync_dir(dir: &Path) -> bool {
+    File::open(dir.join(".")).is_ok_and(|d| d.sync_all().is_ok())
 }
 
 /// The permissions a replacement keeps.

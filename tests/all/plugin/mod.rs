@@ -4,6 +4,7 @@
 //! (`wasmtime run --invoke`), one process per call.
 
 mod concurrent;
+mod fifo;
 mod invoke;
 mod registry;
 mod wassette;
@@ -137,7 +138,8 @@ impl Grants<'_> {
         self.invoke(precompiled_undo(), tool, args)
     }
 
-    fn invoke(&self, component: &Path, tool: &str, args: &Value) -> String {
+    /// The `wasmtime run --invoke` of `tool` with `args` on `component`.
+    fn command(&self, component: &Path, tool: &str, args: &Value) -> Command {
         let mut cmd = Command::new(wasmtime());
         cmd.arg("run")
             .arg("--allow-precompiled")
@@ -151,20 +153,56 @@ impl Grants<'_> {
                 .arg(format!("{}::/state", state.display()))
                 .args(["--env", "DSH_FS_STATE=/state"]);
         }
-        let out = cmd
-            .arg("--invoke")
+        cmd.arg("--invoke")
             .arg(wave_call(tool, args))
-            .arg(component)
+            .arg(component);
+        cmd
+    }
+
+    fn invoke(&self, component: &Path, tool: &str, args: &Value) -> String {
+        let out = self
+            .command(component, tool, args)
             .output()
             .expect("running wasmtime");
-        let stdout = String::from_utf8(out.stdout).unwrap();
-        assert!(
-            out.status.success(),
-            "wasmtime run --invoke {tool} failed: {stdout}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let answer: Wave = wasm_wave::from_str(&Type::STRING, stdout.trim_end())
-            .unwrap_or_else(|e| panic!("not a WAVE string: {stdout:?}: {e}"));
-        answer.unwrap_string().into_owned()
+        answer(tool, out)
     }
+
+    /// The call's answer, or `None` when it has not answered within
+    /// `deadline` (the process is then killed).
+    pub(crate) fn call_within(
+        &self,
+        tool: &str,
+        args: &Value,
+        deadline: std::time::Duration,
+    ) -> Option<String> {
+        let mut child = self
+            .command(precompiled(), tool, args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("running wasmtime");
+        let start = std::time::Instant::now();
+        while child.try_wait().expect("waiting for wasmtime").is_none() {
+            if start.elapsed() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        Some(answer(tool, child.wait_with_output().unwrap()))
+    }
+}
+
+/// The string a `wasmtime run --invoke` of `tool` printed.
+fn answer(tool: &str, out: std::process::Output) -> String {
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "wasmtime run --invoke {tool} failed: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answer: Wave = wasm_wave::from_str(&Type::STRING, stdout.trim_end())
+        .unwrap_or_else(|e| panic!("not a WAVE string: {stdout:?}: {e}"));
+    answer.unwrap_string().into_owned()
 }
