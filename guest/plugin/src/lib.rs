@@ -196,6 +196,16 @@ pub fn call(settings: &Settings, tool: &str, arguments: &str) -> String {
         text.push_str(&format!(
             "\n(Note: dsh-fs {why}; the next change to this file will ask for a read first.)"
         ));
+    } else if text.starts_with("FS_NOT_OBSERVED: ") {
+        // A read asked for in vain while nothing can be recorded: say so.
+        if let Err(e) = state::probe(&dir) {
+            text.push_str(&format!(
+                "\n(Note: dsh-fs cannot write in the state directory {} ({e}), so no read is \
+                 kept and every change is refused until it can: free space there or grant a \
+                 writable one, then read the file again.)",
+                dir.display()
+            ));
+        }
     }
     text
 }

@@ -10,7 +10,8 @@
 //! - It is replaced atomically: written beside under a name of its own, then
 //!   renamed over. Two instances recording at once leave one whole entry,
 //!   never a mix; instances recording different targets never touch each
-//!   other's files.
+//!   other's files. A write that fails removes what it wrote: a full
+//!   directory is left as full as it was, and works again once freed.
 //! - Anything that does not parse, or names another scope or key, answers
 //!   "not observed": the worst a damaged directory does is ask for a read.
 //! - At most [`MAX_ENTRIES`] entries: adding one beyond it forgets the
@@ -23,7 +24,7 @@ use std::cell::RefCell;
 use std::collections::hash_map::RandomState;
 use std::fs;
 use std::hash::BuildHasher;
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Duration, SystemTime};
@@ -122,6 +123,8 @@ impl DiskMemory {
                 "could not record it in the state directory {} ({e})",
                 self.dir.display()
             ));
+            // What killed instances left there may be what fills it.
+            self.prune();
         }
     }
 
@@ -176,18 +179,38 @@ impl DiskMemory {
 }
 
 /// Puts `bytes` at `path` atomically: written beside it under a name of
-/// its own (`.NAME.NONCE.tmp`), then renamed over it. A writer's file left
-/// behind is removed by [`DiskMemory`]'s pruning once abandoned.
+/// its own (`.NAME.NONCE.tmp`), then renamed over it. When either step
+/// fails the file written is removed: a failure leaves the directory as it
+/// was. A writer's file left behind by an instance that was killed is
+/// removed by [`DiskMemory`]'s pruning once abandoned.
 pub(crate) fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let nonce = RandomState::new().hash_one(SystemTime::now());
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("entry");
-    let tmp = path.with_file_name(format!(".{name}.{nonce:016x}.tmp"));
-    fs::write(&tmp, bytes)?;
-    if let Err(e) = fs::rename(&tmp, path) {
+    let tmp = path.with_file_name(format!(".{name}.{:016x}.tmp", nonce()));
+    let mut file = fs::File::create_new(&tmp)?;
+    let written = file.write_all(bytes);
+    drop(file);
+    let done = written.and_then(|()| fs::rename(&tmp, path));
+    if done.is_err() {
         let _ = fs::remove_file(&tmp);
-        return Err(e);
     }
-    Ok(())
+    done
+}
+
+/// A number no other writer uses at the same time.
+fn nonce() -> u64 {
+    RandomState::new().hash_one(SystemTime::now())
+}
+
+/// Whether anything can be written in the state directory `dir` now: a
+/// file the size of a large entry is written and removed. The error when
+/// it cannot.
+pub fn probe(dir: &Path) -> io::Result<()> {
+    let tmp = dir.join(format!(".probe.{:016x}.tmp", nonce()));
+    let mut file = fs::File::create_new(&tmp)?;
+    let written = file.write_all(&[b' '; 4096]);
+    drop(file);
+    let _ = fs::remove_file(&tmp);
+    written
 }
 
 impl Memory for DiskMemory {
@@ -279,6 +302,42 @@ mod tests {
         assert_eq!(m.observed("f2"), None);
         assert_eq!(m.observed("f3").as_deref(), Some("v"));
         assert!(m.failures().take().is_none());
+    }
+
+    /// Sets the time `path` was written to `secs` seconds ago.
+    fn age(path: &Path, secs: u64) {
+        fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(SystemTime::now() - Duration::from_secs(secs))
+            .unwrap();
+    }
+
+    #[test]
+    fn a_failed_write_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = memory(dir.path());
+        // A directory where the entry goes: the rename over it fails.
+        let seen = m.path(Kind::Seen, "a.txt");
+        fs::create_dir(&seen).unwrap();
+        fs::write(seen.join("x"), "").unwrap();
+        m.observe("a.txt".into(), "v1".into());
+        let why = m.failures().take().unwrap();
+        assert!(why.contains("could not record it"), "{why}");
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, [seen.file_name().unwrap()]);
+        // Writers' files abandoned by killed instances are removed at a failure too.
+        let left = dir.path().join(".seen-x.json.0123456789abcdef.tmp");
+        fs::write(&left, "{").unwrap();
+        age(&left, 3600);
+        m.observe("a.txt".into(), "v1".into());
+        assert!(!left.exists());
+        assert!(probe(dir.path()).is_ok());
+        assert!(probe(&dir.path().join("missing")).is_err());
     }
 
     #[test]

@@ -350,3 +350,115 @@ fn the_runtime_sets_the_journals_budget() {
     );
     assert_eq!(s.file("a.txt"), "1\n");
 }
+
+/// A tmpfs of `size` mounted on a fresh directory, unmounted when dropped.
+struct Tmpfs(TempDir);
+
+impl Tmpfs {
+    /// `None`, saying why, where mounting is not permitted (not root).
+    fn mount(size: &str) -> Option<Tmpfs> {
+        let dir = tempfile::tempdir().unwrap();
+        let out = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .output();
+        match out {
+            Ok(out) if out.status.success() => Some(Tmpfs(dir)),
+            Ok(out) => {
+                println!(
+                    "skipped: mount -t tmpfs failed: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
+                None
+            }
+            Err(e) => {
+                println!("skipped: mount cannot be run: {e}");
+                None
+            }
+        }
+    }
+
+    /// Fills what is left; the filler's path.
+    fn fill(&self) -> std::path::PathBuf {
+        use std::io::Write;
+        let path = self.0.path().join("filler");
+        let mut file = fs::File::create(&path).unwrap();
+        while file.write_all(&[0; 4096]).is_ok() {}
+        path
+    }
+
+    /// Every name in it that is a writer's file or a lock left behind.
+    fn leftovers(&self) -> Vec<String> {
+        fs::read_dir(self.0.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".tmp") || n.starts_with("lock-"))
+            .collect()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.0.path())
+            .status();
+    }
+}
+
+/// A state directory of 1 MiB and a 2 MiB file: the journal cannot keep
+/// its old text, and nothing it wrote stays; a directory filled to the
+/// last byte is said to be the reason edits are refused, leaves nothing
+/// behind either, and works again once freed.
+#[test]
+fn a_full_state_directory_leaves_nothing_behind_and_works_again_once_freed() {
+    let Some(tmpfs) = Tmpfs::mount("1m") else {
+        return;
+    };
+    let s = Setup::new();
+    let undo = Settings {
+        state: Some(tmpfs.0.path().into()),
+        ..s.undo()
+    };
+    let run = |tool: &str, args: serde_json::Value| call(&undo, tool, &args.to_string());
+    let big: String = (0..200_000).map(|i| format!("line {i}\n")).collect();
+    assert!(big.len() > 2 << 20);
+    fs::write(s.root.path().join("a.txt"), &big).unwrap();
+    fs::write(s.root.path().join("b.txt"), "bee\n").unwrap();
+    let read_a = serde_json::json!({"file_path": "a.txt", "limit": 1});
+    assert!(!run("read", read_a.clone()).contains("(Note:"));
+    let edited = run("edit", edit("line 0\n", "first\n"));
+    assert!(edited.starts_with("Edited a.txt"), "{edited}");
+    assert_eq!(tmpfs.leftovers(), Vec::<String>::new());
+    // Reads are recorded again, and the next edit needs none.
+    let read = run("read", read_a);
+    assert!(!read.contains("(Note:"), "{read}");
+    let again = run("edit", edit("first\n", "1st\n"));
+    assert!(again.starts_with("Edited a.txt"), "{again}");
+    assert!(s.file("a.txt").starts_with("1st\nline 1\n"));
+
+    let filler = tmpfs.fill();
+    let read_b = serde_json::json!({"file_path": "b.txt"});
+    let read = run("read", read_b.clone());
+    assert!(read.contains("bee"), "{read}");
+    assert!(
+        read.contains("could not record it in the state directory"),
+        "{read}"
+    );
+    let edit_b = serde_json::json!({"file_path": "b.txt", "old_string": "bee", "new_string": "B"});
+    let refused = run("edit", edit_b.clone());
+    assert!(refused.starts_with("FS_NOT_OBSERVED: "), "{refused}");
+    assert!(
+        refused.contains("cannot write in the state directory"),
+        "{refused}"
+    );
+    assert_eq!(s.file("b.txt"), "bee\n");
+    assert_eq!(tmpfs.leftovers(), Vec::<String>::new());
+
+    fs::remove_file(filler).unwrap();
+    let read = run("read", read_b);
+    assert!(!read.contains("(Note:"), "{read}");
+    let edited = run("edit", edit_b);
+    assert!(edited.starts_with("Edited b.txt"), "{edited}");
+    assert_eq!(s.file("b.txt"), "B\n");
+    assert_eq!(tmpfs.leftovers(), Vec::<String>::new());
+}

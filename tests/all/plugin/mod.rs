@@ -7,6 +7,7 @@ mod concurrent;
 mod fifo;
 mod invoke;
 mod registry;
+mod state;
 mod wassette;
 
 use crate::wasmtime_cli::{wasmtime, xtask};
