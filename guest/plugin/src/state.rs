@@ -2,11 +2,11 @@
 //! directory the runtime grants, so read-before-edit holds although every
 //! call runs in a fresh instance.
 //!
-//! - An entry is `seen-<hash>.json` (the version observed of one target) or
-//!   `twin-<hash>.json` (a twin the model confirmed), the hash taken over the
-//!   scope (session name and workspace root) and the target's key. The file
-//!   holds all three, so a collision or another workspace's entry reads as
-//!   nothing.
+//! - An entry is `seen-<scope>-<hash>.json` (the version observed of one
+//!   target) or `twin-<scope>-<hash>.json` (a twin the model confirmed):
+//!   `<scope>` the hash of the session name and workspace root, `<hash>` that
+//!   of the scope and the target's key. The file holds all three, so a
+//!   collision or another workspace's entry reads as nothing.
 //! - It is replaced atomically: written beside under a name of its own, then
 //!   renamed over. Two instances recording at once leave one whole entry,
 //!   never a mix; instances recording different targets never touch each
@@ -14,8 +14,10 @@
 //!   directory is left as full as it was, and works again once freed.
 //! - Anything that does not parse, or names another scope or key, answers
 //!   "not observed": the worst a damaged directory does is ask for a read.
-//! - At most [`MAX_ENTRIES`] entries: adding one beyond it forgets the
-//!   oldest. Each is at most [`MAX_ENTRY_BYTES`].
+//! - At most [`MAX_ENTRIES`] entries per scope: adding one beyond it forgets
+//!   that scope's oldest, never another's. The directory as a whole keeps
+//!   at most [`MAX_DIR_ENTRIES`], which takes more scopes than sixteen at
+//!   their bound to reach. Each is at most [`MAX_ENTRY_BYTES`].
 
 use dsh_fs_core::Version;
 use dsh_fs_tools::Memory;
@@ -29,8 +31,13 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::{Duration, SystemTime};
 
-/// Entries kept; the oldest are forgotten beyond it.
+/// Entries kept per scope (session and workspace root); its oldest are
+/// forgotten beyond it.
 pub const MAX_ENTRIES: usize = 1024;
+
+/// Entries kept in one state directory, every scope's together; the oldest
+/// are forgotten beyond it, whoever's they are.
+pub const MAX_DIR_ENTRIES: usize = 16 * MAX_ENTRIES;
 
 /// The largest entry file read (a key is a path of at most 4 KiB).
 pub const MAX_ENTRY_BYTES: u64 = 16 * 1024;
@@ -73,6 +80,8 @@ impl Kind {
 pub struct DiskMemory {
     dir: PathBuf,
     scope: String,
+    /// The scope's hash, in each of its entries' names.
+    tag: String,
     /// Why recording failed, for the answer to say (the call itself
     /// stood); shared with whoever holds [`DiskMemory::failures`].
     failed: Rc<RefCell<Option<String>>>,
@@ -81,9 +90,11 @@ pub struct DiskMemory {
 impl DiskMemory {
     /// The memory of the session `session` over the workspace `root`, kept in `dir`.
     pub fn new(dir: impl Into<PathBuf>, session: &str, root: &Path) -> Self {
+        let scope = format!("{session}\n{}", root.display());
         DiskMemory {
             dir: dir.into(),
-            scope: format!("{session}\n{}", root.display()),
+            tag: format!("{:032x}", xxhash_rust::xxh3::xxh3_128(scope.as_bytes())),
+            scope,
             failed: Rc::default(),
         }
     }
@@ -96,7 +107,8 @@ impl DiskMemory {
 
     fn path(&self, kind: Kind, key: &str) -> PathBuf {
         let hash = xxhash_rust::xxh3::xxh3_128(format!("{}\n{key}", self.scope).as_bytes());
-        self.dir.join(format!("{}-{hash:032x}.json", kind.prefix()))
+        self.dir
+            .join(format!("{}-{}-{hash:032x}.json", kind.prefix(), self.tag))
     }
 
     /// The entry of `key`, when there is a whole one for this scope.
@@ -144,37 +156,75 @@ impl DiskMemory {
         Ok(())
     }
 
-    /// Forgets the oldest entries beyond [`MAX_ENTRIES`] and removes
-    /// abandoned writers' files. Best effort: an instance pruning at the
-    /// same time may have removed a file first.
+    /// Forgets this scope's oldest entries beyond [`MAX_ENTRIES`], then the
+    /// directory's beyond [`MAX_DIR_ENTRIES`], and removes abandoned
+    /// writers' files. Best effort: an instance pruning at the same time may
+    /// have removed a file first. Only this scope's entries are timed unless
+    /// the directory is over its bound.
     fn prune(&self) {
         let Ok(listing) = fs::read_dir(&self.dir) else {
             return;
         };
         let now = SystemTime::now();
-        let mut entries = Vec::new();
+        let mine = [Kind::Seen, Kind::Twin].map(|k| format!("{}-{}-", k.prefix(), self.tag));
+        let (mut own, mut others) = (Vec::new(), Vec::new());
         for item in listing.flatten() {
             let name = item.file_name();
             let Some(name) = name.to_str() else { continue };
-            let modified = item
-                .metadata()
-                .and_then(|m| m.modified())
-                .unwrap_or(SystemTime::UNIX_EPOCH);
             if name.ends_with(".tmp") {
-                if now.duration_since(modified).unwrap_or_default() > ABANDONED {
-                    let _ = fs::remove_file(item.path());
+                if now
+                    .duration_since(modified(&item.path()))
+                    .unwrap_or_default()
+                    > ABANDONED
+                {
+                    remove_abandoned(&item.path());
                 }
             } else if name.ends_with(".json") {
-                entries.push((modified, item.path()));
+                match mine.iter().any(|p| name.starts_with(p.as_str())) {
+                    true => own.push((modified(&item.path()), item.path())),
+                    false => others.push(item.path()),
+                }
             }
         }
-        if entries.len() <= MAX_ENTRIES {
-            return;
+        forget_oldest(&mut own, MAX_ENTRIES);
+        if own.len() + others.len() > MAX_DIR_ENTRIES {
+            let mut all = own;
+            all.extend(others.into_iter().map(|p| (modified(&p), p)));
+            forget_oldest(&mut all, MAX_DIR_ENTRIES);
         }
-        entries.sort();
-        for (_, path) in &entries[..entries.len() - MAX_ENTRIES] {
-            let _ = fs::remove_file(path);
+    }
+}
+
+/// When `path` was last written; the epoch when that cannot be told.
+fn modified(path: &Path) -> SystemTime {
+    fs::symlink_metadata(path)
+        .and_then(|m| m.modified())
+        .unwrap_or(SystemTime::UNIX_EPOCH)
+}
+
+/// Removes the oldest of `entries` beyond `keep`, leaving the rest.
+fn forget_oldest(entries: &mut Vec<(SystemTime, PathBuf)>, keep: usize) {
+    if entries.len() <= keep {
+        return;
+    }
+    entries.sort();
+    let beyond = entries.len() - keep;
+    for (_, path) in entries.drain(..beyond) {
+        let _ = fs::remove_file(path);
+    }
+}
+
+/// Removes a writer's file left behind, or a commit lock's directory made
+/// and never taken (`.lock-….tmp`, holding its one token file).
+fn remove_abandoned(path: &Path) {
+    if fs::remove_file(path).is_ok() {
+        return;
+    }
+    if let Ok(inside) = fs::read_dir(path) {
+        for item in inside.flatten() {
+            let _ = fs::remove_file(item.path());
         }
+        let _ = fs::remove_dir(path);
     }
 }
 
@@ -312,6 +362,47 @@ mod tests {
             .unwrap()
             .set_modified(SystemTime::now() - Duration::from_secs(secs))
             .unwrap();
+    }
+
+    #[test]
+    fn one_sessions_reads_never_forget_another_sessions_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut quiet = memory(dir.path());
+        quiet.observe("a.txt".into(), "v1".into());
+        quiet.allow_twin("b.txt".into());
+        // The oldest in the directory, by far.
+        age(&quiet.path(Kind::Seen, "a.txt"), 3600);
+        age(&quiet.path(Kind::Twin, "b.txt"), 3600);
+        let mut busy = DiskMemory::new(dir.path(), "busy", Path::new("/work"));
+        for i in 0..MAX_ENTRIES + 10 {
+            busy.observe(format!("f{i}"), "v".into());
+            if i < 10 {
+                age(&busy.path(Kind::Seen, &format!("f{i}")), 60);
+            }
+        }
+        assert_eq!(quiet.observed("a.txt").as_deref(), Some("v1"));
+        assert!(quiet.twin_allowed("b.txt"));
+        // The busy session keeps its own most recent entries.
+        assert_eq!(busy.observed("f9"), None);
+        assert_eq!(busy.observed("f10").as_deref(), Some("v"));
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), MAX_ENTRIES + 2);
+    }
+
+    #[test]
+    fn the_directory_as_a_whole_is_bounded_too() {
+        let dir = tempfile::tempdir().unwrap();
+        // Other sessions' entries, as their names say, filling the directory.
+        for i in 0..MAX_DIR_ENTRIES {
+            let name = format!("seen-{:032x}-{i:032x}.json", i / MAX_ENTRIES);
+            fs::write(dir.path().join(name), "{}").unwrap();
+        }
+        let old = dir.path().join(format!("seen-{:032x}-{:032x}.json", 0, 0));
+        age(&old, 3600);
+        let mut m = memory(dir.path());
+        m.observe("a.txt".into(), "v1".into());
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), MAX_DIR_ENTRIES);
+        assert!(!old.exists(), "the oldest in the directory is forgotten");
+        assert_eq!(m.observed("a.txt").as_deref(), Some("v1"));
     }
 
     #[test]

@@ -1,11 +1,13 @@
 //! The state directory under pressure, through the components: a directory
-//! too small for what the journal keeps, and one filled to the last byte.
+//! too small for what the journal keeps, one filled to the last byte, and
+//! one session reading far more files than another.
 
 use super::Grants;
 use crate::Workspace;
 use serde_json::json;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 /// A tmpfs of `size` mounted on a fresh directory, unmounted when dropped.
 struct Tmpfs(tempfile::TempDir);
@@ -134,4 +136,69 @@ fn a_full_state_directory_leaves_nothing_behind_and_works_again_once_freed() {
     assert!(edited.starts_with("Edited b.txt"), "{edited}");
     assert_eq!(ws.bytes("b.txt"), b"B\n");
     assert_eq!(tmpfs.leftovers(), Vec::<String>::new());
+}
+
+/// Sets the time `path` was written to `secs` seconds ago.
+fn age(path: &Path, secs: u64) {
+    fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(SystemTime::now() - Duration::from_secs(secs))
+        .unwrap();
+}
+
+/// One session reads a file; another reads past its own bound of 1,024
+/// (1,034 entries of its own in the directory, all newer): the first
+/// session's observation is kept, and its edit goes through.
+#[test]
+fn one_sessions_reads_never_forget_another_sessions_observations() {
+    const BOUND: usize = 1024;
+    let ws = Workspace::new();
+    let state = tempfile::tempdir().unwrap();
+    for name in ["a.txt", "b.txt", "c.txt"] {
+        ws.write(name, "one\n");
+    }
+    let quiet = Grants {
+        root: &ws.root,
+        state: Some(state.path()),
+        session: "quiet",
+    };
+    let busy = Grants {
+        session: "busy",
+        ..quiet
+    };
+    assert!(
+        quiet
+            .call("read", &json!({"file_path": "a.txt"}))
+            .starts_with("File: ")
+    );
+    let quiet_entry = names(state.path()).pop().unwrap();
+    age(&state.path().join(&quiet_entry), 3600);
+    assert!(
+        busy.call("read", &json!({"file_path": "b.txt"}))
+            .starts_with("File: ")
+    );
+    // The busy session's name prefix (`seen-<scope>-`), from its entry.
+    let busy_entry = names(state.path())
+        .into_iter()
+        .find(|n| *n != quiet_entry)
+        .unwrap();
+    let prefix = &busy_entry[..busy_entry.rfind('-').unwrap() + 1];
+    // Its earlier reads, as their names say: more than its bound.
+    for i in 0..BOUND + 10 {
+        fs::write(state.path().join(format!("{prefix}{i:032x}.json")), "{}").unwrap();
+    }
+    assert!(
+        busy.call("read", &json!({"file_path": "c.txt"}))
+            .starts_with("File: ")
+    );
+    let edit = json!({"file_path": "a.txt", "old_string": "one", "new_string": "1"});
+    let edited = quiet.call("edit", &edit);
+    assert!(edited.starts_with("Edited a.txt"), "{edited}");
+    let theirs = names(state.path())
+        .iter()
+        .filter(|n| n.starts_with(prefix))
+        .count();
+    assert_eq!(theirs, BOUND, "the busy session keeps its own most recent");
 }
