@@ -15,8 +15,10 @@ export class DurableObjectStore {
   /** Puts `content` at `path` past every check (seeding, another writer); async for an iterable of chunks. */
   put(path: string, content: string | Uint8Array | ArrayBuffer): string;
   put(path: string, content: AsyncIterable<Uint8Array>): Promise<string>;
-  /** The bytes at `path`, or undefined if it is not a file. */
+  /** The bytes at `path`, whole in memory, or undefined if it is not a file. */
   get(path: string): Uint8Array | undefined;
+  /** The file at `path` streamed one stored row at a time, with its size; undefined if it is not a file. */
+  stream(path: string): { size: number; body: ReadableStream<Uint8Array> } | undefined;
   /** Creates a directory and its parents. */
   createDir(path: string): void;
 }

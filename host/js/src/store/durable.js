@@ -109,7 +109,10 @@ export class DurableObjectStore {
     })();
   }
 
-  /** The bytes at `path`, or undefined if it is not a file. */
+  /**
+   * The bytes at `path`, whole in memory, or undefined if it is not a file;
+   * `stream` reads a large file without holding it.
+   */
   get(path) {
     const file = this.#row(this.#key(path));
     if (file?.kind !== 'file') return undefined;
@@ -118,6 +121,40 @@ export class DurableObjectStore {
       bytes.set(new Uint8Array(chunk), seq * CHUNK);
     }
     return bytes;
+  }
+
+  /**
+   * The file at `path` as `{ size, body }`, body a ReadableStream that reads
+   * one stored row each time it is pulled, so the file is never held whole;
+   * undefined if it is not a file. The stream gives the version it opened
+   * or errors (stale-version) once that version is replaced.
+   */
+  stream(path) {
+    const file = this.#row(this.#key(path));
+    if (file?.kind !== 'file') return undefined;
+    const sql = this.#sql;
+    const rows = Math.ceil(file.size / CHUNK);
+    let seq = 0;
+    const body = new ReadableStream(
+      {
+        pull(controller) {
+          if (seq === rows) return controller.close();
+          const row = sql.exec('SELECT bytes FROM dsh_fs_chunks WHERE blob = ? AND seq = ?', file.blob, seq).toArray()[0];
+          if (!row) return controller.error(FsError.stale(path));
+          seq += 1;
+          // The row's buffer is the runtime's, which the isolate's collector
+          // does not count: copied into one it counts, and let go at once.
+          // Left to the collector, they piled up: 1.2 GB for a 300 MiB GET.
+          const chunk = new Uint8Array(row.bytes.byteLength);
+          chunk.set(new Uint8Array(row.bytes));
+          row.bytes.transfer?.(0);
+          controller.enqueue(chunk);
+          if (seq === rows) controller.close();
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    return { size: file.size, body };
   }
 
   /** Creates a directory and its parents. */

@@ -8,7 +8,8 @@
 //
 // Routes (WORKSPACE: 1-64 of A-Z a-z 0-9 . _ -):
 //   POST /mcp/WORKSPACE            MCP (JSON responses, no server-side MCP session)
-//   GET  /files/WORKSPACE/PATH     the bytes of a file (404 when there is none)
+//   GET  /files/WORKSPACE/PATH     the bytes of a file, streamed a stored row at a time
+//                                  (404 when there is none)
 //   PUT  /files/WORKSPACE/PATH     replaces a file with the request body, past every check:
 //                                  how a deployment seeds a workspace or plays another writer
 //   GET  /stats/WORKSPACE          { wasmMemoryBytes }: the linear memory its instances hold now
@@ -98,8 +99,13 @@ export class Workspace extends DurableObject {
   async #files(request, path) {
     try {
       if (request.method === 'GET') {
-        const bytes = this.#store.get(path);
-        return bytes ? new Response(bytes) : new Response('no such file\n', { status: 404 });
+        const file = this.#store.stream(path);
+        if (!file) return new Response('no such file\n', { status: 404 });
+        // A stream of known length: workerd sends it with its Content-Length,
+        // so a reader can tell a whole file from a cut one.
+        const { readable, writable } = new FixedLengthStream(file.size);
+        file.body.pipeTo(writable).catch(() => {});
+        return new Response(readable);
       }
       if (request.method === 'PUT') {
         await this.#store.put(path, request.body ?? new Uint8Array(0));
