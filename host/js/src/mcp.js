@@ -9,6 +9,12 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 
 /** What `dsh-fs mcp` says of itself (host/rust/src/mcp). */
 const SERVER = { name: 'dsh-fs', version: '0.1.0' };
+/**
+ * The largest MCP message `dsh-fs mcp` takes (its MAX_LINE_BYTES): the
+ * component's largest arguments, 16 MiB (dsh_fs_core::MAX_ARGUMENT_BYTES),
+ * and 64 KiB for the message around them.
+ */
+export const MAX_MESSAGE_BYTES = (16 << 20) + (64 << 10);
 const PREAMBLE =
   'Tools for UTF-8 text files in one workspace. An error starts with its CODE and says what to do next.';
 

@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -28,6 +29,8 @@ const EDGE = here('../generated/edge/');
 const LARGE_MIB = Number(process.env.DSH_FS_EDGE_MIB ?? 10);
 const GET_MIB = Number(process.env.DSH_FS_EDGE_GET_MIB ?? 64);
 const MIB = 2 ** 20;
+
+const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 const scratch = fs.mkdtempSync(join(tmpdir(), 'dsh-fs-workerd-'));
 const servers = [];
@@ -48,6 +51,26 @@ function dshFs() {
     assert.equal(r.status, 0, 'cargo build -p dsh-fs failed');
   }
   return binary;
+}
+
+/**
+ * One request by node:http, which sends the headers it is given as they are
+ * (a browser's Origin, a name rebound to 127.0.0.1, a Content-Length larger
+ * than the body): `{ status, text }`, once the answer is whole.
+ */
+function raw(url, { method = 'GET', headers = {}, body } = {}) {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method, headers, agent: false }, (response) => {
+      const parts = [];
+      response.on('data', (d) => parts.push(d));
+      response.on('end', () => {
+        resolve({ status: response.statusCode, text: Buffer.concat(parts).toString() });
+        request.destroy();
+      });
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
 }
 
 /** A process's resident memory (`VmRSS`) and its peak (`VmHWM`), in bytes. */
@@ -210,6 +233,26 @@ describe('the Worker in workerd', () => {
     // The isolate has 128 MiB for its JS heap and its WebAssembly memories together.
     const { wasmMemoryBytes } = await (await fetch(`${edge.url}/stats/large`)).json();
     assert.ok(wasmMemoryBytes > 0 && wasmMemoryBytes < 48 * 2 ** 20, `the instance holds ${wasmMemoryBytes} bytes of linear memory`);
+  });
+
+  test('takes a write of 5 MB through MCP, and refuses a message past the component\'s limit', async () => {
+    const worker = await mcp('large-write');
+    const content = 'a line of a write larger than 4 MiB\n'.repeat(Math.ceil(5e6 / 36));
+    const written = await call(worker, 'write', { file_path: 'big.txt', content });
+    assert.equal(written.code, null, written.text);
+    assert.equal(await text('large-write', 'big.txt'), content);
+    // Past 16 MiB of arguments and 64 KiB for the message around them, as
+    // `dsh-fs mcp` takes: 413 on the declared length, before a byte is read.
+    const limit = 16 * MIB + 64 * 1024;
+    const start = '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write","arguments":{"file_path":"over.txt","content":"';
+    const refused = await raw(`${edge.url}/mcp/large-write`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, 'content-length': String(limit + 1) },
+      body: start,
+    });
+    assert.equal(refused.status, 413);
+    assert.match(refused.text, new RegExp(`must not exceed ${limit} bytes`));
+    assert.equal(await get('large-write', 'over.txt'), null);
   });
 
   test('streams a file of several rows back byte for byte', async () => {

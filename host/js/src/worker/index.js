@@ -34,7 +34,7 @@ import { instantiate as transpiled } from '../../generated/edge/dsh-fs-edge.js';
 import { coreModules } from '../../generated/edge/worker-modules.js';
 import { FsError } from '../error.js';
 import { bind, wasiFrom } from '../imports.js';
-import { describe, mcpServer } from '../mcp.js';
+import { describe, MAX_MESSAGE_BYTES, mcpServer } from '../mcp.js';
 import { openSession } from '../session.js';
 import { DurableObjectStore, durableMemory } from '../store/durable.js';
 
@@ -86,6 +86,7 @@ export class Workspace extends DurableObject {
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
+      maxRequestBodySize: MAX_MESSAGE_BYTES,
     });
     const server = mcpServer(() => this.#session, this.#listing);
     await server.connect(transport);
