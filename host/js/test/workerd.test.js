@@ -255,6 +255,43 @@ describe('the Worker in workerd', () => {
     assert.equal(await get('large-write', 'over.txt'), null);
   });
 
+  test('answers 400 to a path with a malformed %-escape, changing nothing', async () => {
+    await put('escapes', 'kept.txt', 'kept\n');
+    for (const [method, path] of [
+      ['GET', '%zz'],
+      ['GET', '100%'],
+      ['PUT', 'a%E0%A4%A.txt'],
+      ['PUT', 'dir/%ED%A0%80.txt'],
+      ['PUT', 'kept.txt%'],
+    ]) {
+      const r = await fetch(`${edge.url}/files/escapes/${path}`, { method, body: method === 'PUT' ? 'x' : undefined });
+      const answer = await r.text();
+      assert.equal(r.status, 400, `${method} ${path}: ${answer}`);
+      assert.match(answer, /not a percent-encoded UTF-8 path/);
+    }
+    const worker = await mcp('escapes');
+    assert.equal((await call(worker, 'glob', { pattern: '**' })).text.trim(), 'kept.txt');
+    assert.equal(await text('escapes', 'kept.txt'), 'kept\n');
+  });
+
+  test('refuses at PUT a name no tool can address', async () => {
+    await put('names', 'kept.txt', 'kept\n');
+    for (const [path, why] of [
+      ['a%00b.txt', /NUL/],
+      ['dir%00/x.txt', /NUL/],
+      ['kept.txt%00', /NUL/],
+      [`${'d/'.repeat(2000)}${'x'.repeat(100)}`, /4096/],
+    ]) {
+      const r = await fetch(`${edge.url}/files/names/${path}`, { method: 'PUT', body: 'x' });
+      const answer = await r.text();
+      assert.equal(r.status, 400, `${path}: ${answer}`);
+      assert.match(answer, why);
+    }
+    const worker = await mcp('names');
+    assert.equal((await call(worker, 'glob', { pattern: '**' })).text.trim(), 'kept.txt');
+    assert.equal(await text('names', 'kept.txt'), 'kept\n');
+  });
+
   test('streams a file of several rows back byte for byte', async () => {
     const bytes = randomBytes(3 * MIB + 12_345);
     await put('stream', 'blob.bin', bytes);

@@ -73,7 +73,17 @@ export class Workspace extends DurableObject {
     const url = new URL(request.url);
     const [, route, , ...rest] = url.pathname.split('/');
     if (route === 'mcp') return this.#mcp(request);
-    if (route === 'files') return this.#files(request, rest.map(decodeURIComponent).join('/'));
+    if (route === 'files') {
+      let path;
+      try {
+        path = rest.map(decodeURIComponent).join('/');
+      } catch {
+        return new Response(`${url.pathname} is not a percent-encoded UTF-8 path (a % must start %XX, of UTF-8 bytes); nothing was done\n`, {
+          status: 400,
+        });
+      }
+      return this.#files(request, path);
+    }
     if (route === 'stats') {
       return Response.json({ wasmMemoryBytes: this.#memories.reduce((n, m) => n + m.buffer.byteLength, 0) });
     }
