@@ -32,9 +32,10 @@ export async function bundleWorker(entry, outfile) {
  * (workerd embeds files by paths relative to the config). Listens on
  * 127.0.0.1:`port`; Durable Objects of the classes in `objects`
  * (`{ className: binding }`, SQLite storage) keep their storage in the
- * existing directory `storage` (absolute).
+ * existing directory `storage` (absolute). `vars`: `{ NAME: text }`, the
+ * Worker's text bindings (what wrangler's `vars` are).
  */
-export function workerdConfig({ coreModules, port, storage, objects = { Workspace: 'WORKSPACES' }, modules: dir = '.' }) {
+export function workerdConfig({ coreModules, port, storage, objects = { Workspace: 'WORKSPACES' }, vars = {}, modules: dir = '.' }) {
   const at = (name) => JSON.stringify(`${dir}/${name}`);
   const modules = [
     `(name = "worker.js", esModule = embed ${at('worker.js')})`,
@@ -43,7 +44,10 @@ export function workerdConfig({ coreModules, port, storage, objects = { Workspac
   const classes = Object.keys(objects).map(
     (c) => `(className = ${JSON.stringify(c)}, uniqueKey = ${JSON.stringify(`dsh-fs-${c}`)}, enableSql = true)`,
   );
-  const bound = Object.entries(objects).map(([c, name]) => `(name = ${JSON.stringify(name)}, durableObjectNamespace = ${JSON.stringify(c)})`);
+  const bound = [
+    ...Object.entries(objects).map(([c, name]) => `(name = ${JSON.stringify(name)}, durableObjectNamespace = ${JSON.stringify(c)})`),
+    ...Object.entries(vars).map(([name, text]) => `(name = ${JSON.stringify(name)}, text = ${JSON.stringify(text)})`),
+  ];
   return `using Workerd = import "/workerd/workerd.capnp";
 
 const config :Workerd.Config = (

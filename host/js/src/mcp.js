@@ -2,7 +2,8 @@
 // `Server`), listed and answered as `dsh-fs mcp` lists and answers them: the
 // component's definitions with their titles and behaviour hints, the guidance
 // in the server's instructions, and a failure as `isError` with its code
-// and message as structured content. Nothing here knows a tool by name.
+// and message as structured content; a call of a tool it does not list is
+// answered as an unknown tool, never run. Nothing here knows a tool by name.
 
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -20,10 +21,11 @@ const PREAMBLE =
 
 /**
  * The tools of `session` (an `openSession` result) as MCP lists them, and
- * the server's instructions.
+ * the server's instructions; `extra` names the extra tools to offer after
+ * the five (see `session.definitions`), as `dsh-fs mcp --extra-tools` does.
  */
-export function describe(session) {
-  const definitions = session.definitions();
+export function describe(session, { extra = [] } = {}) {
+  const definitions = session.definitions({ extra });
   return {
     instructions: definitions.reduce((text, d) => `${text}\n\n${d.name}: ${d.guidance}`, PREAMBLE),
     tools: definitions.map((d) => {
@@ -44,6 +46,28 @@ export function describe(session) {
       };
     }),
   };
+}
+
+/**
+ * The result of a call of a tool not offered: what the component answers
+ * for a name it does not have (guest/tools ToolError::unknown_tool).
+ */
+export function unknownTool(name) {
+  const message = `there is no tool named ${quoted(Array.from(String(name)).slice(0, 64).join(''))}; the tools are read, write, edit, glob and grep.`;
+  return { text: `UNKNOWN_TOOL: ${message}`, isError: true, error: { code: 'UNKNOWN_TOOL', message } };
+}
+
+/** `text` quoted as Rust's `{:?}` quotes a string. */
+function quoted(text) {
+  const escapes = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\0': '\\0' };
+  let out = '"';
+  for (const c of text) {
+    const n = c.codePointAt(0);
+    if (escapes[c]) out += escapes[c];
+    else if (n < 0x20 || (n >= 0x7f && n < 0xa0) || (n >= 0xd800 && n < 0xe000)) out += `\\u{${n.toString(16)}}`;
+    else out += c;
+  }
+  return `${out}"`;
 }
 
 /** The MCP form of a tool result. */
@@ -67,9 +91,10 @@ export function mcpServer(session, listing) {
     // an edge runtime forbids.
     jsonSchemaValidator: { getValidator: () => (input) => ({ valid: true, data: input, errorMessage: undefined }) },
   });
+  const offered = new Set(listing.tools.map((tool) => tool.name));
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listing.tools }));
-  server.setRequestHandler(CallToolRequestSchema, (request) =>
-    toMcp(session().execute(request.params.name, request.params.arguments ?? {})),
+  server.setRequestHandler(CallToolRequestSchema, ({ params: { name, arguments: args } }) =>
+    toMcp(offered.has(name) ? session().execute(name, args ?? {}) : unknownTool(name)),
   );
   return server;
 }

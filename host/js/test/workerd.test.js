@@ -235,6 +235,28 @@ describe('the Worker in workerd', () => {
     assert.ok(wasmMemoryBytes > 0 && wasmMemoryBytes < 48 * 2 ** 20, `the instance holds ${wasmMemoryBytes} bytes of linear memory`);
   });
 
+  test('answers a tool it does not offer as an unknown tool, as `dsh-fs mcp` does', async () => {
+    const worker = await mcp('unoffered');
+    const unknown = await call(local, 'delete', { file_path: 'a.txt' });
+    assert.equal(unknown.code, 'UNKNOWN_TOOL');
+    assert.deepEqual(await call(worker, 'delete', { file_path: 'a.txt' }), unknown);
+    const odd = `no such "tool"\n\t\u0001\u007f ${'é'.repeat(70)}`;
+    assert.deepEqual(await call(worker, odd, {}), await call(local, odd, {}));
+    await call(worker, 'write', { file_path: 'a.txt', content: 'one\n' });
+    // The component has these, but the Worker does not offer them.
+    const calls = {
+      checkpoint: { label: 'x' },
+      changes: {},
+      revert: { to: 1 },
+      multi_edit: { file_path: 'a.txt', edits: [{ old_string: 'one', new_string: 'two' }] },
+    };
+    for (const [name, args] of Object.entries(calls)) {
+      const named = (t) => t.replace('"delete"', JSON.stringify(name));
+      assert.deepEqual(await call(worker, name, args), { text: named(unknown.text), code: 'UNKNOWN_TOOL', message: named(unknown.message) });
+    }
+    assert.equal(await text('unoffered', 'a.txt'), 'one\n');
+  });
+
   test('takes a write of 5 MB through MCP, and refuses a message past the component\'s limit', async () => {
     const worker = await mcp('large-write');
     const content = 'a line of a write larger than 4 MiB\n'.repeat(Math.ceil(5e6 / 36));
@@ -360,6 +382,34 @@ test('deploys with the wrangler.jsonc of docs/hosts/edge.md, unchanged', async (
   assert.equal((await call(again, 'edit', { file_path: 'a.txt', old_string: 'one', new_string: 'two' })).code, null);
   const r = await fetch(`${server.url}/files/deployed/a.txt`);
   assert.equal(await r.text(), 'two\n');
+});
+
+describe('the Worker configured by its vars', () => {
+  let server;
+
+  before(async () => {
+    server = await serveWorker({
+      dir: join(scratch, 'configured'),
+      worker: join(EDGE, 'worker.js'),
+      wasmDirs: [EDGE],
+      objects: { Workspace: 'WORKSPACES' },
+      vars: {
+        DSH_FS_EXTRA_TOOLS: 'checkpoint,changes,revert',
+      },
+    });
+    servers.push(server);
+  });
+
+  test('offers the undo tools its DSH_FS_EXTRA_TOOLS names', async () => {
+    const client = await connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp/undo`)));
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    assert.deepEqual(names, ['read', 'write', 'edit', 'glob', 'grep', 'checkpoint', 'changes', 'revert']);
+    assert.match(client.getInstructions(), /\n\ncheckpoint: /);
+    assert.equal((await call(client, 'write', { file_path: 'a.txt', content: 'one\n' })).code, null);
+    assert.equal((await call(client, 'revert', { to: 1 })).code, null);
+    assert.equal((await fetch(`${server.url}/files/undo/a.txt`)).status, 404);
+    assert.equal((await call(client, 'multi_edit', { file_path: 'a.txt', edits: [] })).code, 'UNKNOWN_TOOL');
+  });
 });
 
 describe('the DurableObjectStore inside workerd', () => {

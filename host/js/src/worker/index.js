@@ -18,6 +18,9 @@
 //
 // Bindings: `WORKSPACES`, a Durable Object namespace of class `Workspace`
 // with SQLite storage (wrangler: `new_sqlite_classes`; workerd: `enableSql`).
+// Vars, each a comma-separated list:
+//   DSH_FS_EXTRA_TOOLS      extra tools to offer (multi_edit, checkpoint, changes, revert),
+//                           as `dsh-fs mcp --extra-tools`; none by default
 //
 // The component's core modules are declared modules of the Worker
 // (generated/edge/worker-modules.js imports them; `npm run build:edge` makes
@@ -43,6 +46,8 @@ export { DurableObjectStore, durableMemory };
 const component = { instantiate: transpiled, compiled: new Map(Object.entries(coreModules)) };
 const wasi = wasiFrom({ cli, clocks, io, random });
 const WORKSPACE = /^[A-Za-z0-9._-]{1,64}$/;
+/** The tools of the change journal: with one of them offered, the session keeps a journal. */
+const UNDO = ['checkpoint', 'changes', 'revert'];
 
 /** One workspace: its files, its session, its MCP endpoint. */
 export class Workspace extends DurableObject {
@@ -51,10 +56,14 @@ export class Workspace extends DurableObject {
   #listing;
   /** The linear memories of the current instance. */
   #memories = [];
+  /** Why the object cannot serve (a var it cannot use), or null. */
+  #broken = null;
 
   constructor(ctx, env) {
     super(ctx, env);
     this.#store = new DurableObjectStore(ctx.storage);
+    const extra = list(env.DSH_FS_EXTRA_TOOLS);
+    const journaled = extra.some((name) => UNDO.includes(name));
     const memory = durableMemory(ctx.storage);
     const instantiate = (store) => {
       this.#memories = [];
@@ -65,11 +74,20 @@ export class Workspace extends DurableObject {
       };
       return bind(component, store, wasi, { 'dsh:fs/memory': memory }, core).tools;
     };
-    this.#session = openSession(instantiate, { store: this.#store });
-    this.#listing = describe(this.#session);
+    // No journal unless an undo tool is offered: an edit keeps no old text.
+    this.#session = openSession(instantiate, { store: this.#store, journalBytes: journaled ? undefined : 0 });
+    try {
+      this.#listing = describe(this.#session, { extra });
+    } catch (e) {
+      this.#broken = `DSH_FS_EXTRA_TOOLS: ${e.message}`;
+      return;
+    }
+    // As `dsh-fs mcp`: checkpoint 1 is the session's start, for `revert`.
+    if (journaled) this.#session.execute('checkpoint', { label: 'session start' });
   }
 
   async fetch(request) {
+    if (this.#broken) return new Response(`${this.#broken}\n`, { status: 500 });
     const url = new URL(request.url);
     const [, route, , ...rest] = url.pathname.split('/');
     if (route === 'mcp') return this.#mcp(request);
@@ -147,4 +165,12 @@ function authorized(request, token) {
   const given = new TextEncoder().encode(request.headers.get('authorization') ?? '');
   const wanted = new TextEncoder().encode(`Bearer ${token}`);
   return given.byteLength === wanted.byteLength && crypto.subtle.timingSafeEqual(given, wanted);
+}
+
+/** The entries of a comma-separated var, trimmed; none when it is unset or empty. */
+function list(text) {
+  return (text ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
 }

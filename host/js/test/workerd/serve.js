@@ -17,9 +17,9 @@ export const WORKERD = require.resolve('@cloudflare/workerd-linux-64/bin/workerd
 /**
  * Copies `worker` (the bundled module) and the `.wasm` files of each
  * directory in `wasmDirs` into `dir`, writes the config there, and starts
- * workerd. `objects`: `{ className: binding }`.
+ * workerd. `objects`: `{ className: binding }`; `vars`: `{ NAME: text }`.
  */
-export async function serveWorker({ dir, worker, wasmDirs, objects }) {
+export async function serveWorker({ dir, worker, wasmDirs, objects, vars }) {
   fs.mkdirSync(join(dir, 'storage'), { recursive: true });
   fs.copyFileSync(worker, join(dir, 'worker.js'));
   const coreModules = [];
@@ -30,7 +30,7 @@ export async function serveWorker({ dir, worker, wasmDirs, objects }) {
     }
   }
   const config = join(dir, 'workerd.capnp');
-  fs.writeFileSync(config, workerdConfig({ coreModules, port: 0, storage: join(dir, 'storage'), objects }));
+  fs.writeFileSync(config, workerdConfig({ coreModules, port: 0, storage: join(dir, 'storage'), objects, vars }));
   return served(['serve', config]);
 }
 
