@@ -2,7 +2,9 @@
 // over Streamable HTTP, call for call beside `dsh-fs mcp` on a local
 // directory: the same texts and codes. Also the byte-store contract suite
 // on the DurableObjectStore inside workerd, files of 10 MiB, restarts of
-// workerd between requests, and workspaces kept apart.
+// workerd between requests, and workspaces kept apart. Also what the Worker
+// refuses: other origins and host names, oversized messages, paths no tool
+// can address, tools it does not offer; and a GET that streams a file.
 //
 // Needs `npm run build:edge` (run by `npm test`) and the `dsh-fs` binary of
 // the workspace (built here when missing). DSH_FS_EDGE_MIB sets the size of
@@ -31,6 +33,13 @@ const GET_MIB = Number(process.env.DSH_FS_EDGE_GET_MIB ?? 64);
 const MIB = 2 ** 20;
 
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+const TOOLS_LIST = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+const INITIALIZE = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'dsh-fs-workerd-test', version: '0' } },
+});
 
 const scratch = fs.mkdtempSync(join(tmpdir(), 'dsh-fs-workerd-'));
 const servers = [];
@@ -235,6 +244,54 @@ describe('the Worker in workerd', () => {
     assert.ok(wasmMemoryBytes > 0 && wasmMemoryBytes < 48 * 2 ** 20, `the instance holds ${wasmMemoryBytes} bytes of linear memory`);
   });
 
+  test('refuses another origin or another host name on every route', async () => {
+    await put('guarded', 'a.txt', 'one\n');
+    const { port } = new URL(edge.url);
+    const routes = [
+      ['POST', '/mcp/guarded', TOOLS_LIST],
+      ['POST', '/mcp/guarded', INITIALIZE],
+      ['GET', '/files/guarded/a.txt'],
+      ['PUT', '/files/guarded/a.txt', 'changed\n'],
+      ['GET', '/stats/guarded'],
+    ];
+    // A page of another site, or a name of its own rebound to 127.0.0.1.
+    const foreign = [
+      { origin: 'http://evil.example.com' },
+      { origin: 'null' },
+      { origin: 'http://localhost.evil.example.com' },
+      { host: 'evil.example.com' },
+      { host: `evil.example.com:${port}` },
+      { host: `127.0.0.1.evil.example.com:${port}` },
+    ];
+    for (const headers of foreign) {
+      for (const [method, path, body] of routes) {
+        const r = await raw(`${edge.url}${path}`, { method, headers: { ...MCP_HEADERS, ...headers }, body });
+        assert.equal(r.status, 403, `${method} ${path} ${JSON.stringify(headers)}: ${r.text}`);
+        assert.match(r.text, /is not allowed/);
+      }
+    }
+    assert.equal(await text('guarded', 'a.txt'), 'one\n');
+    // Loopback by name and by address, with any port; or no Origin at all.
+    const local = [
+      { origin: 'http://localhost:5173' },
+      { origin: 'https://127.0.0.1' },
+      { origin: 'http://[::1]:3000' },
+      { host: `localhost:${port}` },
+      { host: `127.0.0.2:${port}` },
+      { host: `[::1]:${port}` },
+      {},
+    ];
+    for (const headers of local) {
+      const r = await raw(`${edge.url}/mcp/guarded`, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: TOOLS_LIST });
+      assert.equal(r.status, 200, `${JSON.stringify(headers)}: ${r.text}`);
+      assert.match(r.text, /"name":"read"/);
+    }
+    const page = await connect(
+      new StreamableHTTPClientTransport(new URL(`${edge.url}/mcp/guarded`), { requestInit: { headers: { origin: 'http://localhost:5173' } } }),
+    );
+    assert.equal((await call(page, 'read', { file_path: 'a.txt' })).code, null);
+  });
+
   test('answers a tool it does not offer as an unknown tool, as `dsh-fs mcp` does', async () => {
     const worker = await mcp('unoffered');
     const unknown = await call(local, 'delete', { file_path: 'a.txt' });
@@ -394,10 +451,26 @@ describe('the Worker configured by its vars', () => {
       wasmDirs: [EDGE],
       objects: { Workspace: 'WORKSPACES' },
       vars: {
+        DSH_FS_ALLOWED_HOSTS: '127.0.0.1, dsh-fs.example.com',
+        DSH_FS_ALLOWED_ORIGINS: 'https://app.example.com',
         DSH_FS_EXTRA_TOOLS: 'checkpoint,changes,revert',
       },
     });
     servers.push(server);
+  });
+
+  test('takes the hosts and origins it lists, and only those', async () => {
+    const { port } = new URL(server.url);
+    const answer = async (headers) =>
+      (await raw(`${server.url}/mcp/listed`, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: TOOLS_LIST })).status;
+    assert.equal(await answer({ host: 'dsh-fs.example.com' }), 200);
+    assert.equal(await answer({ host: `dsh-fs.example.com:${port}`, origin: 'https://app.example.com' }), 200);
+    assert.equal(await answer({}), 200);
+    // Loopback is the default, no longer allowed once the lists are set.
+    assert.equal(await answer({ host: `localhost:${port}` }), 403);
+    assert.equal(await answer({ origin: 'http://localhost:5173' }), 403);
+    assert.equal(await answer({ origin: 'http://app.example.com' }), 403);
+    assert.equal(await answer({ host: 'evil.example.com' }), 403);
   });
 
   test('offers the undo tools its DSH_FS_EXTRA_TOOLS names', async () => {

@@ -14,11 +14,18 @@
 //                                  how a deployment seeds a workspace or plays another writer
 //   GET  /stats/WORKSPACE          { wasmMemoryBytes }: the linear memory its instances hold now
 //                                  (they count against the isolate's memory limit)
-// With a `DSH_FS_TOKEN` secret set, every request needs `Authorization: Bearer <token>`.
+// A request whose Host, or whose Origin (a browser's page), is not allowed
+// gets 403 on every route: a page of another site, or a name of its own
+// rebound to the Worker's address, reaches nothing. With a `DSH_FS_TOKEN`
+// secret set, every request needs `Authorization: Bearer <token>`.
 //
 // Bindings: `WORKSPACES`, a Durable Object namespace of class `Workspace`
 // with SQLite storage (wrangler: `new_sqlite_classes`; workerd: `enableSql`).
 // Vars, each a comma-separated list:
+//   DSH_FS_ALLOWED_HOSTS    the Host names it answers (NAME, NAME:PORT, `loopback` or `*`);
+//                           `loopback` by default: localhost, 127.0.0.0/8 and [::1], any port
+//   DSH_FS_ALLOWED_ORIGINS  the origins whose pages it answers (scheme://host[:port],
+//                           `loopback` or `*`); `loopback` by default. No Origin: not a page
 //   DSH_FS_EXTRA_TOOLS      extra tools to offer (multi_edit, checkpoint, changes, revert),
 //                           as `dsh-fs mcp --extra-tools`; none by default
 //
@@ -150,10 +157,21 @@ export class Workspace extends DurableObject {
 
 export default {
   async fetch(request, env) {
+    const [, route, workspace] = new URL(request.url).pathname.split('/');
+    let refused;
+    try {
+      refused = refusal(request, env);
+    } catch (e) {
+      return new Response(`${e.message}\n`, { status: 500 });
+    }
+    if (refused) {
+      // MCP's Streamable HTTP transport: 403, a JSON-RPC error without an id.
+      if (route === 'mcp') return Response.json({ jsonrpc: '2.0', error: { code: -32000, message: refused }, id: null }, { status: 403 });
+      return new Response(`${refused}\n`, { status: 403 });
+    }
     if (env.DSH_FS_TOKEN && !authorized(request, env.DSH_FS_TOKEN)) {
       return new Response('unauthorized\n', { status: 401, headers: { 'www-authenticate': 'Bearer' } });
     }
-    const [, route, workspace] = new URL(request.url).pathname.split('/');
     if (!['mcp', 'files', 'stats'].includes(route) || !WORKSPACE.test(workspace ?? '')) {
       return new Response('POST /mcp/WORKSPACE, GET or PUT /files/WORKSPACE/PATH, GET /stats/WORKSPACE\n', { status: 404 });
     }
@@ -173,4 +191,83 @@ function list(text) {
     .split(',')
     .map((entry) => entry.trim())
     .filter((entry) => entry !== '');
+}
+
+const LOOPBACK = ['loopback'];
+
+/**
+ * Why `request` may not reach the Worker, or null: its Host is not one of
+ * DSH_FS_ALLOWED_HOSTS, or it has an Origin (a browser's page) that is not
+ * one of DSH_FS_ALLOWED_ORIGINS. Throws for a var it cannot read.
+ */
+function refusal(request, env) {
+  const hosts = list(env.DSH_FS_ALLOWED_HOSTS);
+  const origins = list(env.DSH_FS_ALLOWED_ORIGINS);
+  const allowedHosts = (hosts.length > 0 ? hosts : LOOPBACK).map((entry) => hostEntry(entry, 'DSH_FS_ALLOWED_HOSTS'));
+  const allowedOrigins = (origins.length > 0 ? origins : LOOPBACK).map((entry) => originEntry(entry, 'DSH_FS_ALLOWED_ORIGINS'));
+  const host = request.headers.get('host') ?? new URL(request.url).host;
+  if (!allowedHosts.some((allows) => allows(host))) {
+    return `the host ${JSON.stringify(host)} is not allowed (DSH_FS_ALLOWED_HOSTS lists the names this server answers); nothing was done`;
+  }
+  const origin = request.headers.get('origin');
+  if (origin !== null && !allowedOrigins.some((allows) => allows(origin))) {
+    return `the origin ${JSON.stringify(origin)} is not allowed (DSH_FS_ALLOWED_ORIGINS lists the pages this server answers); nothing was done`;
+  }
+  return null;
+}
+
+/** `{ name, port }` of `host[:port]` (port '' when absent, name as a URL normalises it), or null. */
+function splitHost(text) {
+  const m = /^([^:/?#@\\\s[\]]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/.exec(text);
+  if (!m) return null;
+  try {
+    return { name: new URL(`http://${m[1]}`).hostname, port: m[2] ?? '' };
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a host name (as a URL normalises it) is this machine's: localhost, 127.0.0.0/8, [::1]. */
+function isLoopback(name) {
+  return name === 'localhost' || name === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(name);
+}
+
+/** The test of a Host header for one entry of DSH_FS_ALLOWED_HOSTS: NAME, NAME:PORT, `loopback` or `*`. */
+function hostEntry(entry, variable) {
+  if (entry === '*') return () => true;
+  if (entry === 'loopback') return (host) => isLoopback(splitHost(host)?.name);
+  const wanted = splitHost(entry.toLowerCase());
+  if (!wanted) throw new Error(`${variable}: ${JSON.stringify(entry)} is not a host name (NAME or NAME:PORT, loopback, or *)`);
+  return (host) => {
+    const given = splitHost(host);
+    return given !== null && given.name === wanted.name && (wanted.port === '' || given.port === wanted.port);
+  };
+}
+
+/** The test of an Origin header for one entry of DSH_FS_ALLOWED_ORIGINS: an origin, `loopback` or `*`. */
+function originEntry(entry, variable) {
+  if (entry === '*') return () => true;
+  if (entry === 'loopback') {
+    return (origin) => {
+      const url = sentOrigin(origin);
+      return url !== null && (url.protocol === 'http:' || url.protocol === 'https:') && isLoopback(url.hostname);
+    };
+  }
+  let wanted = null;
+  try {
+    const url = new URL(entry);
+    if (url.origin !== 'null' && url.pathname === '/' && !url.search && !url.hash && !url.username) wanted = url.origin;
+  } catch {}
+  if (!wanted) throw new Error(`${variable}: ${JSON.stringify(entry)} is not an origin (scheme://host[:port], loopback, or *)`);
+  return (origin) => origin === wanted;
+}
+
+/** The URL of an Origin header as a browser sends it (scheme://host[:port], serialised), or null. */
+function sentOrigin(text) {
+  try {
+    const url = new URL(text);
+    return url.origin !== 'null' && url.origin === text ? url : null;
+  } catch {
+    return null;
+  }
 }
