@@ -174,7 +174,8 @@ impl Journal {
         (self.budget / 2).max(MIN_NAMES)
     }
 
-    /// Names the present point; its number.
+    /// Names the present point; its number. It forgets nothing: the caller
+    /// calls [`Journal::trim`] when it holds no index into the journal.
     pub(super) fn checkpoint(&mut self, label: String) -> u32 {
         self.generation += 1;
         let id = self
@@ -188,7 +189,6 @@ impl Journal {
             label,
             at: self.changes.len(),
         });
-        self.trim();
         id
     }
 

@@ -89,6 +89,7 @@ pub(super) fn checkpoint<P: Provider>(
     }
     let journal = session.journal.get_or_insert_with(|| Journal::new(budget));
     let id = journal.checkpoint(label);
+    journal.trim();
     let changes = journal.changes.len();
     Ok(format!(
         "Checkpoint {id}{} set after {}. changes lists what changes from here; revert with to={id} \
