@@ -899,4 +899,33 @@ changed last:\n{}",
             );
         }
     }
+
+    // Issue 43: an answer always arrives before the deadline. A revert past
+    // its time starts no other file and says how to go on.
+    #[test]
+    fn a_revert_out_of_time_stops_between_files_and_says_how_to_go_on() {
+        let layer: TextLayer<MemoryStore> = TextLayer::new(MemoryStore::default());
+        let mut s = Session::new(layer, false);
+        s.execute("checkpoint", "{}");
+        for i in 0..3 {
+            let args = json!({"file_path": format!("f{i}.txt"), "content": "x\n"});
+            assert!(!s.execute("write", &args.to_string()).is_error());
+        }
+        // A call whose deadline has passed: nothing is started.
+        let late = std::time::Instant::now();
+        let out = dsh_fs_core::deadline::scope(late, || s.execute("revert", "{}")).text;
+        assert_eq!(
+            out,
+            "Reverted to checkpoint 1: 0 files restored, 0 left alone.\nStopped after 0 s: 3 \
+files not reverted yet; revert with to=1 again to go on (the files already restored stay as they \
+are).\nTo redo: revert with to=2."
+        );
+        assert_eq!(s.provider.store().get("f0.txt").unwrap(), b"x\n");
+        let out = s.execute("revert", r#"{"to":1}"#).text;
+        assert!(
+            out.starts_with("Reverted to checkpoint 1: 3 files restored, 0 left alone."),
+            "{out}"
+        );
+        assert!((0..3).all(|i| s.provider.store().get(&format!("f{i}.txt")).is_none()));
+    }
 }

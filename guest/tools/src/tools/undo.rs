@@ -15,6 +15,7 @@ use crate::error::ToolError;
 use dsh_fs_core::provider::{Provider, Resolved, TextStream};
 use dsh_fs_core::{ErrorCode, FsError, WriteIntent};
 use std::fmt::Write as _;
+use std::time::{Duration, Instant};
 
 pub(super) static CHECKPOINT: Spec = Spec {
     name: "checkpoint",
@@ -193,6 +194,10 @@ const SHOWN_FILES: usize = 50;
 /// the answer fits and arrives.
 const REPORT_BYTES: usize = 32 << 10;
 
+/// Longest a revert starts files for (less when the call has less left):
+/// well inside a host's default 30-second deadline.
+const REVERT_TIME: Duration = Duration::from_secs(20);
+
 /// Why a file's diff is not shown: what [`current`] does not read whole.
 const LARGE: &str = "it is larger than 4 MiB now";
 
@@ -215,7 +220,18 @@ pub(super) fn revert<P: Provider>(
     let mut report = String::new();
     // Each file's chain by index: its texts stay in the journal, uncopied.
     let files: Vec<Vec<usize>> = journal.since_indices(from);
+    let total = files.len();
+    // Past its time, the revert starts no other file, and says so: the
+    // answer arrives before the host's deadline, whatever the file count.
+    let time = dsh_fs_core::deadline::remaining()
+        .map_or(REVERT_TIME, |left| (left * 3 / 4).min(REVERT_TIME));
+    let stop = Instant::now().checked_add(time);
+    let mut started = 0;
     for chain in files {
+        if stop.is_some_and(|stop| Instant::now() >= stop) {
+            break;
+        }
+        started += 1;
         let listed = (restored + kept - unlisted_restored - unlisted_kept) as usize;
         let detail = listed < SHOWN_FILES && report.len() < REPORT_BYTES;
         let journal = session.journal.as_ref().expect("a checkpoint exists");
@@ -250,6 +266,15 @@ pub(super) fn revert<P: Provider>(
             "\n… and {} more restored, {unlisted_kept} more left alone, not listed here \
 (changes since={redo} lists what the revert changed).",
             plural(unlisted_restored, "file", "files"),
+        );
+    }
+    if started < total {
+        let left = plural((total - started) as u64, "file", "files");
+        let _ = write!(
+            report,
+            "\nStopped after {} s: {left} not reverted yet; revert with to={id} again to go on \
+(the files already restored stay as they are).",
+            time.as_secs()
         );
     }
     // The revert held indexes into the journal: only now may it forget.
