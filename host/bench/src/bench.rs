@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 mod bucket;
 mod hosts;
+mod journal;
 mod miss;
 mod search;
 
@@ -32,6 +33,8 @@ pub struct BenchOptions {
     pub search_files: usize,
     /// Measure only the edit of a large object in this store.
     pub store: Option<StoreBench>,
+    /// Measure only the change journal under load.
+    pub journal: bool,
     /// The Node.js that runs the npm package for the host-path figures.
     pub node: PathBuf,
     /// The Python with the wheel installed, for the host-path figures.
@@ -61,6 +64,9 @@ pub fn run(opts: &BenchOptions) -> Result<()> {
         return bucket::figure(&opts.dir, store, opts.reps);
     }
     let runtime = Runtime::new()?;
+    if opts.journal {
+        return journal::run(&runtime, &opts.dir, opts.reps);
+    }
     if opts.search_files > 0 {
         search::run(&runtime, &exe, &opts.dir, opts.search_files, opts.reps)?;
     }
