@@ -160,7 +160,6 @@ fn serve_writes(exe: &Path, root: &Path, path: &str, journal: bool) -> Result<(u
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
         .context("no VmHWM")?;
-    drop(call);
     drop(stdin);
     child.wait()?;
     Ok((peak, took))
