@@ -668,24 +668,8 @@ fn random_sessions_through_the_plugin_answer_within_bounds() {
     };
     random_steps(
         &ws,
-        &mut |tool, args| plugin_result(grants.call_undo(tool, &args)),
+        &mut |tool, args| crate::plugin::as_result(grants.call_undo(tool, &args)),
         7,
         80,
     );
-}
-
-/// A plugin answer as the session's result: a failure starts with its code.
-fn plugin_result(text: String) -> ToolResult {
-    let code = text
-        .split_once(": ")
-        .map(|(code, _)| code)
-        .filter(|code| code.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'));
-    ToolResult {
-        is_error: code.is_some(),
-        error: code.map(|code| dsh_fs::ToolError {
-            code: code.to_owned(),
-            message: text[code.len() + 2..].to_owned(),
-        }),
-        text,
-    }
 }

@@ -1,7 +1,7 @@
 //! One scenario through `wasmtime run --invoke`, a process per call, against
 //! the same scenario in one in-process session: the same texts, call by call.
 
-use super::Grants;
+use super::{Grants, as_result};
 use crate::Workspace;
 use serde_json::{Value, json};
 
@@ -158,22 +158,6 @@ fn without_a_state_directory_a_change_names_the_fix() {
     );
     let found = grants.call("glob", &json!({"pattern": "*.txt"}));
     assert!(found.contains("a.txt"), "{found}");
-}
-
-/// A plugin answer as the session's result: a failure starts with its code.
-fn as_result(text: String) -> dsh_fs::ToolResult {
-    let code = text
-        .split_once(": ")
-        .map(|(code, _)| code)
-        .filter(|code| code.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'));
-    dsh_fs::ToolResult {
-        is_error: code.is_some(),
-        error: code.map(|code| dsh_fs::ToolError {
-            code: code.to_owned(),
-            message: text[code.len() + 2..].to_owned(),
-        }),
-        text,
-    }
 }
 
 /// The journal scenario of `tests/all/undo.rs` through the

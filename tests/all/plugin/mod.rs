@@ -195,6 +195,22 @@ impl Grants<'_> {
     }
 }
 
+/// A plugin answer as the session's result: a failure starts with its code.
+pub(crate) fn as_result(text: String) -> dsh_fs::ToolResult {
+    let code = text
+        .split_once(": ")
+        .map(|(code, _)| code)
+        .filter(|code| code.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'));
+    dsh_fs::ToolResult {
+        is_error: code.is_some(),
+        error: code.map(|code| dsh_fs::ToolError {
+            code: code.to_owned(),
+            message: text[code.len() + 2..].to_owned(),
+        }),
+        text,
+    }
+}
+
 /// The string a `wasmtime run --invoke` of `tool` printed.
 fn answer(tool: &str, out: std::process::Output) -> String {
     let stdout = String::from_utf8(out.stdout).unwrap();
