@@ -2,8 +2,8 @@
 //! running read/edit pairs as separate `wasmtime run --invoke` processes,
 //! on a file of its own and on one file they all share. No state is lost or
 //! torn, and no edit is accepted unless its session read the version it
-//! changes. `DSH_FS_PLUGIN_PAIRS` sets the pairs per worker and file (100
-//! by default).
+//! changes. `DSH_FS_PLUGIN_PAIRS` sets the pairs per worker and file (40
+//! by default, 1,280 processes; 100 for the full run).
 
 use super::Grants;
 use crate::Workspace;
@@ -16,7 +16,7 @@ fn pairs() -> usize {
     std::env::var("DSH_FS_PLUGIN_PAIRS")
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(100)
+        .unwrap_or(40)
 }
 
 /// The lines of a read's answer (`N: text`), without its header and footer.
